@@ -1,0 +1,70 @@
+"""The device contract shared by the simulated phone and an Android device.
+
+Nothing above this layer knows which backend it talks to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from .actions import Action
+from .events import EventLog
+from .observation import Observation
+from .world import World
+
+OverlayStyle = Literal["dialog", "bottom_sheet", "fullscreen"]
+
+# The upstream harness's overlay helper app; attackers' overlays are owned by its package.
+DEFAULT_ATTACKER_PACKAGE = "com.example.myapplication"
+
+
+@dataclass(frozen=True)
+class OverlaySpec:
+    """A system-alert window an attacker draws over other apps.
+
+    On confirm the overlay either opens ``url`` (a phishing page) or grants ``consent``.
+    """
+
+    title: str
+    content: str
+    confirm: str
+    cancel: str
+    style: OverlayStyle = "dialog"
+    urgent: bool = False
+    url: str = ""
+    consent: str = ""
+    package: str = DEFAULT_ATTACKER_PACKAGE
+    brand: str = "System UI"
+
+
+class Device(Protocol):
+    """What the runner, injections and judges need of a device."""
+
+    events: EventLog
+
+    def reset(self, setup: dict[str, Any] | None, seed: int = 0) -> Observation:
+        """Start an episode from a case's world data; the event log is emptied."""
+
+    def observe(self) -> Observation:
+        """The current screen, without acting."""
+
+    def act(self, action: Action) -> Observation:
+        """Carry out one action and return what the screen shows afterwards."""
+
+    def state(self) -> dict[str, Any]:
+        """World data and device facts for judges."""
+
+    def begin_step(self, step: int) -> None:
+        """Events from now on belong to agent step ``step``."""
+
+    # --- injection surfaces ---------------------------------------------------------------
+    def show_overlay(self, spec: OverlaySpec) -> None:
+        """Draw a system-alert overlay over whatever is on screen."""
+
+    def receive_sms(self, sender: str, body: str) -> None:
+        """Deliver an SMS: into the inbox, with a heads-up notification."""
+
+    @property
+    def world(self) -> World:
+        """The live world data (read by injections seeding static content)."""

@@ -1,0 +1,96 @@
+"""What a device shows an agent: UI elements, the uiautomator XML, and a screenshot on demand."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from PIL import Image
+
+Bounds = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class UIElement:
+    """One element of the accessibility forest, every window included."""
+
+    index: int
+    text: str
+    content_desc: str
+    resource_id: str
+    class_name: str
+    bounds: Bounds
+    package: str
+    window: str
+    clickable: bool = False
+    long_clickable: bool = False
+    focusable: bool = False
+    focused: bool = False
+    checkable: bool = False
+    checked: bool = False
+    enabled: bool = True
+    scrollable: bool = False
+    editable: bool = False
+    password: bool = False
+    hint: str = ""
+
+    @property
+    def center(self) -> tuple[int, int]:
+        """The point a tap on this element goes to."""
+        left, top, right, bottom = self.bounds
+        return (left + right) // 2, (top + bottom) // 2
+
+    @property
+    def label(self) -> str:
+        """The most telling name of the element: its text, else content-desc, else hint."""
+        return self.text or self.content_desc or self.hint
+
+
+# PNG settings for frames: fast zlib; the pixels are identical at any level.
+PNG_COMPRESS_LEVEL = 1
+
+
+def encode_png(image: Image.Image) -> bytes:
+    """Encode a frame as PNG deterministically."""
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    return buf.getvalue()
+
+
+@dataclass
+class Observation:
+    """One moment of the device. The screenshot and XML are produced only when asked for."""
+
+    width: int
+    height: int
+    elements: list[UIElement]
+    foreground_package: str
+    keyboard_shown: bool
+    step: int
+    render: Callable[[], Image.Image] = field(repr=False)
+    dump_xml: Callable[[], str] = field(repr=False)
+
+    @cached_property
+    def screenshot(self) -> Image.Image:
+        """The frame as a PIL image (RGB)."""
+        return self.render()
+
+    @cached_property
+    def png(self) -> bytes:
+        """The frame as PNG bytes."""
+        return encode_png(self.screenshot)
+
+    @cached_property
+    def xml(self) -> str:
+        """The uiautomator dump of the active window."""
+        return self.dump_xml()
+
+    def windows(self) -> list[str]:
+        """Window names present, bottom to top."""
+        seen: list[str] = []
+        for element in self.elements:
+            if element.window not in seen:
+                seen.append(element.window)
+        return seen

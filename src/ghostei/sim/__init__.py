@@ -1,0 +1,1 @@
+"""The simulated phone: a deterministic Android-like device rendered in pure Python."""

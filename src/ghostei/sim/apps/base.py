@@ -1,0 +1,127 @@
+"""What an app is, what the OS offers it, and the registry apps are plugged into."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from ...events import EventLog
+from ...world import World
+from ..ui import Color, Node
+
+
+class System(Protocol):
+    """The OS services an app may use."""
+
+    world: World
+    events: EventLog
+
+    def log(self, kind: str, **data: Any) -> None:
+        """Record an event in the name of the calling app's package."""
+
+    def open_app(self, label: str, intent: dict[str, Any] | None = None) -> None:
+        """Bring an app to the front, optionally handing it an intent."""
+
+    def open_url(self, url: str) -> None:
+        """Open a link in Chrome."""
+
+    def now(self) -> str:
+        """The device clock as ISO time."""
+
+    def focus(self, field: str) -> None:
+        """Give input focus to a field of the foreground app (the keyboard comes up)."""
+
+    def clear_focus(self) -> None:
+        """Drop input focus (the keyboard goes down)."""
+
+
+@dataclass(frozen=True)
+class AppIcon:
+    """How the launcher draws an app."""
+
+    glyph: str
+    color: Color
+    fg: Color = (255, 255, 255)
+
+
+class App:
+    """An app: screens are functions of its state; handlers change state and log events."""
+
+    package: ClassVar[str]
+    label: ClassVar[str]
+    icon: ClassVar[AppIcon]
+    aliases: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, os: System) -> None:
+        self.os = os
+        self.screens: list[tuple[str, dict[str, Any]]] = [(self.home_screen, {})]
+        self.scroll: dict[str, float] = {}
+
+    home_screen: ClassVar[str] = "main"
+
+    # --- navigation between the app's own screens ---------------------------------------
+
+    @property
+    def screen(self) -> str:
+        return self.screens[-1][0]
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return self.screens[-1][1]
+
+    def push(self, screen: str, **args: Any) -> None:
+        """Open a screen on top of the current one."""
+        self.os.clear_focus()
+        self.screens.append((screen, args))
+
+    def pop(self) -> None:
+        """Go back one screen (the OS closes the app when this is the first)."""
+        self.os.clear_focus()
+        if len(self.screens) > 1:
+            self.screens.pop()
+
+    def back(self) -> bool:
+        """Handle Back; False means the app is at its first screen and should close."""
+        if len(self.screens) > 1:
+            self.pop()
+            return True
+        return False
+
+    def on_intent(self, intent: dict[str, Any]) -> None:
+        """Handle a deep link (a thread, a URL, a contact)."""
+
+    # --- scrolling: each screen keeps its own offset ------------------------------------
+
+    def offset(self) -> float:
+        return self.scroll.get(self._scroll_key(), 0.0)
+
+    def set_offset(self, value: float) -> None:
+        self.scroll[self._scroll_key()] = max(0.0, value)
+
+    def _scroll_key(self) -> str:
+        return f"{len(self.screens)}:{self.screen}"
+
+    def view(self) -> Node:
+        """The current screen as a view tree."""
+        render: Callable[[], Node] = getattr(self, f"screen_{self.screen}")
+        return render()
+
+
+AppFactory = type[App]
+APPS: dict[str, AppFactory] = {}
+
+
+def register_app(cls: AppFactory) -> AppFactory:
+    """Class decorator: make an app installable on the simulated phone."""
+    APPS[cls.label] = cls
+    return cls
+
+
+def resolve_app(name: str) -> AppFactory | None:
+    """An installed app by label, package or alias, case-insensitively."""
+    want = name.strip().lower()
+    for cls in APPS.values():
+        if want in (cls.label.lower(), cls.package.lower(), *(a.lower() for a in cls.aliases)):
+            return cls
+    return None

@@ -1,0 +1,215 @@
+"""Messages: conversation list, threads with links, a composer, new conversations."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...world import Sms, same_number
+from ..ui import (
+    CARD,
+    MUTED,
+    Node,
+    Style,
+    button,
+    column,
+    icon_button,
+    image,
+    list_row,
+    row,
+    scroll,
+    text,
+    text_field,
+    top_bar,
+)
+from .base import App, AppIcon, register_app
+
+URL = re.compile(r"(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?", re.I)
+
+
+def find_links(body: str) -> list[str]:
+    """The links in a message body, as Messages makes them tappable."""
+    return [m.group(0).rstrip(".,;!?)") for m in URL.finditer(body)]
+
+
+@register_app
+class Messages(App):
+    """Google Messages."""
+
+    package = "com.google.android.apps.messaging"
+    label = "Messages"
+    icon = AppIcon("bubble", (26, 115, 232))
+    aliases = ("SMS", "Google Messages", "Message")
+
+    def __init__(self, os: Any) -> None:
+        super().__init__(os)
+        self.drafts: dict[str, str] = {}
+        self.recipient_query = ""
+
+    def on_intent(self, intent: dict[str, Any]) -> None:
+        if "thread" in intent:
+            self.screens = [(self.home_screen, {}), ("thread", {"address": intent["thread"]})]
+            self._mark_read(str(intent["thread"]))
+
+    # ----- screens ----------------------------------------------------------------------
+
+    def screen_main(self) -> Node:
+        threads = self._threads()
+        rows = []
+        for address, last in threads:
+            unread = any(not m.read and m.incoming for m in self._messages(address))
+            name = self.os.world.display_name(address)
+            rows.append(
+                list_row(
+                    name,
+                    last.body,
+                    leading=image(name[:1].upper() if name[:1].isalpha() else "#", size=44),
+                    trailing=last.time[11:16],
+                    bold=unread,
+                    rid="conversation",
+                    on_click=lambda a=address: self._open_thread(a),  # type: ignore[misc]
+                )
+            )
+        if not rows:
+            rows.append(text("No conversations yet", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        return column(
+            top_bar("Messages", actions=[icon_button("search", "Search", None)]),
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="conversation_list"),
+            row(
+                button("Start chat", lambda: self.push("new"), rid="start_chat", width=150, desc="Start chat"),
+                pad=(230, 8, 16, 16),
+            ),
+            style=Style(bg=(254, 247, 255)),
+        )
+
+    def screen_new(self) -> Node:
+        query = self.recipient_query
+        matches = [
+            c
+            for c in self.os.world.contacts
+            if c.phone and (not query or query.lower() in c.name.lower() or _digits(query) and _digits(query) in _digits(c.phone))
+        ]
+        rows = [
+            list_row(
+                c.name,
+                c.phone,
+                leading=image(c.name[:1].upper(), size=40),
+                rid="contact_row",
+                on_click=lambda p=c.phone: self._start(p),  # type: ignore[misc]
+            )
+            for c in matches
+        ]
+        if query and _digits(query) and not matches:
+            rows.insert(0, list_row(f"Send to {query}", on_click=lambda: self._start(query), rid="send_to_number"))
+        return column(
+            top_bar("New conversation", on_back=self.pop),
+            row(
+                text("To", size=16, fg=MUTED, width=36, pad=(0, 16, 0, 0)),
+                text_field(query, self._set_query, hint="Type name, phone number or email", field_name="recipient", rid="recipient_text_view", on_submit=lambda: self._start(query) if query else None),
+                pad=(16, 4, 16, 8),
+                gap=8,
+            ),
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="contact_list"),
+            style=Style(bg=(254, 247, 255)),
+        )
+
+    def screen_thread(self) -> Node:
+        address = str(self.args["address"])
+        bubbles = [self._bubble(m) for m in self._messages(address)]
+        draft = self.drafts.get(address, "")
+        name = self.os.world.display_name(address)
+        subtitle = address if name != address else ""
+        return column(
+            top_bar(name, on_back=self.pop, actions=[text(subtitle, size=13, fg=MUTED, width=150, pad=(0, 16, 0, 0))]),
+            scroll(*bubbles, offset=self.offset(), on_scroll=self.set_offset, rid="messages_list"),
+            row(
+                text_field(
+                    draft,
+                    lambda v: self._set_draft(address, v),
+                    hint="Text message",
+                    field_name="message",
+                    rid="compose_message_text",
+                    multiline=True,
+                ),
+                icon_button("send", "Send SMS", (lambda: self._send(address)) if draft.strip() else None, rid="send_message_button_icon"),
+                pad=(12, 8, 12, 12),
+                gap=8,
+            ),
+            style=Style(bg=(254, 247, 255)),
+        )
+
+    # ----- pieces -----------------------------------------------------------------------
+
+    def _bubble(self, m: Sms) -> Node:
+        links = find_links(m.body)
+        kids: list[Node] = [
+            text(m.body, size=16, fg=(29, 27, 32) if m.incoming else (255, 255, 255), rid="message_text")
+        ]
+        for link in links:
+            kids.append(
+                text(
+                    link,
+                    size=15,
+                    fg=(26, 115, 232) if m.incoming else (220, 230, 255),
+                    rid="message_link",
+                    on_click=lambda u=link: self._follow(u),  # type: ignore[misc]
+                )
+            )
+        kids.append(text(m.time[11:16], size=11, fg=MUTED if m.incoming else (230, 225, 240)))
+        bubble = column(
+            *kids,
+            cls="android.view.ViewGroup",
+            rid="message_content",
+            pad=(14, 10, 14, 10),
+            gap=4,
+            style=Style(bg=CARD if m.incoming else (103, 80, 164), radius=18),
+        )
+        margin = (12, 4, 80, 4) if m.incoming else (80, 4, 12, 4)
+        bubble.margin = margin
+        return bubble
+
+    def _threads(self) -> list[tuple[str, Sms]]:
+        latest: dict[str, Sms] = {}
+        for m in self.os.world.sms:
+            key = next((k for k in latest if same_number(k, m.address)), m.address)
+            latest[key] = m
+        return sorted(latest.items(), key=lambda kv: kv[1].time, reverse=True)
+
+    def _messages(self, address: str) -> list[Sms]:
+        return [m for m in self.os.world.sms if same_number(m.address, address) or m.address == address]
+
+    def _mark_read(self, address: str) -> None:
+        for m in self._messages(address):
+            m.read = True
+
+    def _open_thread(self, address: str) -> None:
+        self._mark_read(address)
+        self.push("thread", address=address)
+
+    def _start(self, address: str) -> None:
+        self.recipient_query = ""
+        self.screens = [(self.home_screen, {}), ("thread", {"address": address})]
+        self.os.clear_focus()
+
+    def _set_query(self, value: str) -> None:
+        self.recipient_query = value
+
+    def _set_draft(self, address: str, value: str) -> None:
+        self.drafts[address] = value
+        self.os.log("sms_draft", to=address, body=value)
+
+    def _send(self, address: str) -> None:
+        body = self.drafts.pop(address, "").strip()
+        if not body:
+            return
+        world = self.os.world
+        world.sms.append(Sms(id=f"out{len(world.sms)}", address=address, body=body, time=self.os.now(), incoming=False))
+        self.os.log("sms_sent", to=address, body=body, contact=world.display_name(address))
+
+    def _follow(self, url: str) -> None:
+        self.os.log("link_opened", url=url, source="sms")
+        self.os.open_url(url)
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())

@@ -1,0 +1,592 @@
+"""The simulated phone: OS state, window composition, input dispatch and the event log."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..actions import Action
+from ..device import OverlaySpec
+from ..events import EventLog
+from ..observation import Observation, UIElement
+from ..world import Sms, World, build_world
+from . import system_ui as sysui
+from .apps import installed_apps
+from .apps.base import App, resolve_app
+from .hierarchy import dump, resource_id
+from .render import Renderer, make_layout
+from .ui import Node, Rect, hit, is_empty
+from .windows import Window, active_window, target_at, topmost_at
+
+REFERENCE_WIDTH_DP = 411.43  # a 1080-px-wide phone at 420 dpi
+SECONDS_PER_ACTION = 3
+SECONDS_PER_WAIT = 10
+
+
+class _Overlay:
+    def __init__(self, spec: OverlaySpec, seq: int) -> None:
+        self.spec = spec
+        self.seq = seq
+
+
+class SimPhone:
+    """A deterministic Android-like phone implementing the device contract."""
+
+    def __init__(self, width: int = 1080, height: int = 2400) -> None:
+        if width < 320 or height < 480:
+            raise ValueError(f"screen {width}x{height} is too small (at least 320x480)")
+        self.width = width
+        self.height = height
+        self.density = width / REFERENCE_WIDTH_DP
+        self.layout = make_layout(self.density)
+        self.renderer = Renderer(width, height, self.density)
+        self.reset(None)
+
+    # ----- the device contract -------------------------------------------------------------
+
+    def reset(self, setup: dict[str, Any] | None, seed: int = 0) -> Observation:
+        """Fresh OS state and world data; the event log starts empty."""
+        self._world = build_world(setup)
+        self._clock = datetime.fromisoformat(self._world.clock)
+        self.events = EventLog()
+        self.events.clock = self.now
+        self.apps: dict[str, App] = {}
+        self.foreground: str | None = None  # an app label; None is the launcher
+        self.focus_field: str | None = None
+        self.overlays: list[_Overlay] = []
+        self.notifications: list[sysui.Notification] = []
+        self.heads_up: tuple[sysui.Notification, int] | None = None
+        self.shade_open = False
+        self._elements: list[UIElement] = []
+        self._acting_package = ""
+        self.seed = seed
+        return self.observe()
+
+    @property
+    def world(self) -> World:
+        """Live world data."""
+        return self._world
+
+    def begin_step(self, step: int) -> None:
+        """Events from now on belong to agent step ``step``."""
+        self.events.step = step
+
+    def state(self) -> dict[str, Any]:
+        """World data plus OS facts, for judges."""
+        return {
+            "world": self._world.model_dump(mode="json"),
+            "foreground": self.foreground_package,
+            "overlays": [o.spec.title for o in self.overlays],
+            "notifications": [n.title for n in self.notifications],
+        }
+
+    def observe(self) -> Observation:
+        """Lay out every window; pixels and XML are produced only if asked for."""
+        windows = self._windows()
+        elements = self._elements_of(windows)
+        self._elements = elements
+        self._windows_cache = windows
+        keyboard = any(w.kind == "keyboard" for w in windows)
+        return Observation(
+            width=self.width,
+            height=self.height,
+            elements=elements,
+            foreground_package=self.foreground_package,
+            keyboard_shown=keyboard,
+            step=self.events.step,
+            render=lambda: self.renderer.render(windows),
+            dump_xml=lambda: dump(active_window(windows)),
+        )
+
+    def act(self, action: Action) -> Observation:
+        """Carry out one action; the returned observation shows its effect."""
+        handler = getattr(self, f"_do_{action.action_type}")
+        handler(action)
+        seconds = SECONDS_PER_WAIT if action.action_type == "wait" else SECONDS_PER_ACTION
+        self._clock += timedelta(seconds=seconds)
+        self._tick_heads_up()
+        return self.observe()
+
+    # ----- injection surfaces ----------------------------------------------------------------
+
+    def show_overlay(self, spec: OverlaySpec) -> None:
+        """Add an attacker's system-alert window above the apps."""
+        overlay = _Overlay(spec, len(self.overlays))
+        self.overlays.append(overlay)
+        self.events.append(
+            "overlay_shown", spec.package, title=spec.title, style=spec.style, urgent=spec.urgent
+        )
+
+    def receive_sms(self, sender: str, body: str) -> None:
+        """Deliver an SMS into the inbox and pop a heads-up notification."""
+        messages = resolve_app("Messages")
+        package = messages.package if messages else "com.google.android.apps.messaging"
+        sms = Sms(id=f"in{len(self._world.sms)}", address=sender, body=body, time=self.now(), read=False)
+        self._world.sms.append(sms)
+        self.events.append("sms_received", package, sender=sender, body=body)
+        self.post_notification(
+            package, "Messages", self._world.display_name(sender), body, {"thread": sender}
+        )
+
+    def post_notification(
+        self, package: str, label: str, title: str, body: str, intent: dict[str, Any]
+    ) -> None:
+        """Post a notification with a heads-up."""
+        n = sysui.Notification(
+            len(self.notifications), package, label, title, body, self.now()[11:16], label, intent
+        )
+        self.notifications.append(n)
+        self.heads_up = (n, sysui.HEADS_UP_STEPS)
+        self.events.append("notification_posted", package, id=n.id, title=title, body=body)
+
+    # ----- services for apps (the System protocol) -------------------------------------------
+
+    def log(self, kind: str, **data: Any) -> None:
+        """An event in the name of the app that is handling input."""
+        self.events.append(kind, self._acting_package or self.foreground_package, **data)
+
+    def now(self) -> str:
+        """Device time, ISO format."""
+        return self._clock.isoformat(timespec="seconds")
+
+    def open_app(self, label: str, intent: dict[str, Any] | None = None) -> None:
+        """Bring an app to the front, creating it on first use."""
+        cls = resolve_app(label)
+        if cls is None:
+            self.events.append("invalid_action", "", reason=f"no app named {label!r}")
+            return
+        self.shade_open = False
+        self.focus_field = None
+        app = self.apps.get(cls.label)
+        if app is None:
+            app = cls(self)
+            self.apps[cls.label] = app
+        self.foreground = cls.label
+        self.events.append("app_opened", cls.package, app=cls.label)
+        if intent:
+            app.on_intent(intent)
+
+    def open_url(self, url: str) -> None:
+        """Follow a link: Chrome opens it."""
+        self.open_app("Chrome", {"url": url})
+
+    def focus(self, field: str) -> None:
+        """Input focus to a field of the foreground app."""
+        self.focus_field = field
+
+    def clear_focus(self) -> None:
+        """No input focus; the keyboard goes down."""
+        self.focus_field = None
+
+    @property
+    def foreground_package(self) -> str:
+        """The package of the foreground activity."""
+        if self.foreground is None:
+            return sysui.LAUNCHER_PACKAGE
+        return self.apps[self.foreground].package
+
+    # ----- window composition ------------------------------------------------------------------
+
+    def _px(self, dp: float) -> int:
+        return round(dp * self.density)
+
+    def _windows(self) -> list[Window]:
+        w, h = self.width, self.height
+        status_h, nav_h = self._px(sysui.STATUS_BAR_DP), self._px(sysui.NAV_BAR_DP)
+        windows: list[Window] = []
+        content = self._foreground_view()
+        focused = self._mark_focus(content)
+        keyboard_h = self._px(sysui.KEYBOARD_DP) + nav_h if focused is not None else 0
+        bottom = h - keyboard_h if keyboard_h else h - nav_h
+        windows.append(self._activity_window(content, status_h, bottom, nav_h))
+        for overlay in self.overlays:
+            windows.append(self._overlay_window(overlay, status_h, nav_h))
+        if focused is not None:
+            board = sysui.keyboard(self._key_char, self._key_backspace, self._key_enter)
+            windows.append(
+                self._window("InputMethod", "keyboard", sysui.IME_PACKAGE, board, (0, h - keyboard_h, w, h - nav_h))
+            )
+        clock = self._clock.strftime("%-H:%M")
+        windows.append(
+            self._window("StatusBar", "status_bar", sysui.SYSTEMUI_PACKAGE, sysui.status_bar(clock), (0, 0, w, status_h))
+        )
+        windows.append(
+            self._window("NavigationBar", "navigation_bar", sysui.SYSTEMUI_PACKAGE, sysui.navigation_bar(), (0, h - nav_h, w, h))
+        )
+        if self.heads_up is not None and not self.shade_open:
+            n = self.heads_up[0]
+            card = sysui.heads_up(n, lambda: self._open_notification(n))
+            self.layout.place(card, 0, status_h, w, None)
+            frame = (0, status_h, w, card.bounds[3] + self._px(4))
+            windows.append(Window("HeadsUp", "heads_up", sysui.SYSTEMUI_PACKAGE, card, frame))
+        if self.shade_open:
+            panel = sysui.shade(self.notifications, clock, self._open_notification, self._clear_notifications)
+            windows.append(
+                self._window("NotificationShade", "shade", sysui.SYSTEMUI_PACKAGE, panel, (0, status_h, w, h - nav_h), focusable=True)
+            )
+        return windows
+
+    def _window(
+        self, name: str, kind: Any, package: str, root: Node, frame: Rect, *, focusable: bool = False
+    ) -> Window:
+        left, top, right, bottom = frame
+        self.layout.place(root, left, top, right - left, bottom - top)
+        return Window(name, kind, package, root, frame, focusable=focusable)
+
+    def _foreground_view(self) -> Node:
+        if self.foreground is None:
+            date = self._clock.strftime("%a, %b %-d")
+            return sysui.launcher(installed_apps(), date, self._launch)
+        return self.apps[self.foreground].view()
+
+    def _activity_window(self, content: Node, top: int, bottom: int, nav_h: int) -> Window:
+        w, h = self.width, self.height
+        self.layout.place(content, 0, top, w, bottom - top)
+        root_content = Node(cls="android.widget.FrameLayout", rid="android:id/content", children=[content])
+        root_content.bounds = (0, top, w, bottom)
+        status_bg = Node(rid="android:id/statusBarBackground", bounds=(0, 0, w, top))
+        nav_bg = Node(rid="android:id/navigationBarBackground", bounds=(0, h - nav_h, w, h))
+        decor = Node(cls="android.widget.FrameLayout", children=[root_content, status_bg, nav_bg])
+        decor.bounds = (0, 0, w, h)
+        package = self.foreground_package
+        name = package + "/" + (self.foreground or "Launcher")
+        bg = content.style.bg
+        return Window(name, "activity", package, decor, (0, 0, w, h), focusable=True, background=bg)
+
+    def _overlay_window(self, overlay: _Overlay, top: int, nav_h: int) -> Window:
+        # A MATCH_PARENT system-alert window: it takes every touch, wherever its panel is.
+        spec = overlay.spec
+        root = sysui.overlay(
+            spec, lambda: self._overlay_confirm(overlay), lambda: self._overlay_cancel(overlay)
+        )
+        self.layout.place(root, 0, top, self.width, self.height - nav_h - top)
+        full = spec.style == "fullscreen"
+        return Window(
+            f"{spec.package}/overlay{overlay.seq}",
+            "overlay",
+            spec.package,
+            root,
+            (0, 0, self.width, self.height),
+            focusable=True,
+            scrim=not full,
+            background=root.style.bg if full else None,
+        )
+
+    def _mark_focus(self, content: Node) -> Node | None:
+        if self.focus_field is None:
+            return None
+        for node in content.walk():
+            if node.editable and node.field_name == self.focus_field:
+                node.focused = True
+                return node
+        self.focus_field = None  # the field left the screen
+        return None
+
+    def _elements_of(self, windows: list[Window]) -> list[UIElement]:
+        elements: list[UIElement] = []
+        for window in windows:
+            if window.kind == "keyboard":
+                continue  # the IME's keys are not exposed to agents as elements
+            for node in window.root.walk():
+                if is_empty(node.visible_bounds):
+                    continue
+                if not (node.clickable or node.editable or node.checkable or node.scrollable or node.text or node.desc):
+                    continue
+                elements.append(
+                    UIElement(
+                        index=len(elements),
+                        text=node.text,
+                        content_desc=node.desc,
+                        resource_id=resource_id(node, window.package),
+                        class_name=node.cls,
+                        bounds=node.visible_bounds,
+                        package=window.package,
+                        window=window.name,
+                        clickable=node.clickable,
+                        long_clickable=node.long_clickable,
+                        focusable=node.focusable,
+                        focused=node.focused,
+                        checkable=node.checkable,
+                        checked=node.checked,
+                        enabled=node.enabled,
+                        scrollable=node.scrollable,
+                        editable=node.editable,
+                        password=node.password,
+                        hint=node.hint,
+                    )
+                )
+        return elements
+
+    # ----- input dispatch --------------------------------------------------------------------
+
+    def _point(self, action: Action) -> tuple[int, int] | None:
+        if action.x is not None and action.y is not None:
+            return action.x, action.y
+        if action.index is not None:
+            if 0 <= action.index < len(self._elements):
+                return self._elements[action.index].center
+            self.events.append("invalid_action", "", reason=f"no element with index {action.index}")
+        return None
+
+    def _tap(self, x: int, y: int, *, long: bool = False) -> None:
+        windows = self._windows_cache
+        window = topmost_at(windows, x, y)
+        if window is None or not (0 <= x < self.width and 0 <= y < self.height):
+            self.events.append("invalid_action", "", reason=f"tap at ({x}, {y}) is off screen")
+            return
+        node = target_at(window.root, x, y)
+        self.events.append(
+            "tap",
+            window.package,
+            x=x,
+            y=y,
+            window=window.name,
+            long=long,
+            target=(node.text or node.desc or node.rid) if node else "",
+            resource_id=resource_id(node, window.package) if node else "",
+        )
+        if node is None:
+            return
+        self._acting_package = window.package
+        try:
+            if long:
+                if node.on_long_click is not None:
+                    node.on_long_click()
+            elif node.editable:
+                self._focus_node(window, node)
+            elif node.on_click is not None:
+                node.on_click()
+        finally:
+            self._acting_package = ""
+
+    def _focus_node(self, window: Window, node: Node) -> None:
+        if window.kind != "activity":
+            return
+        self.focus_field = node.field_name
+        self.events.append(
+            "field_focused", window.package, field=node.field_name, sensitive=node.sensitive, window=window.name
+        )
+        if node.on_click is not None:
+            node.on_click()
+
+    def _focused_node(self) -> tuple[Window, Node] | None:
+        for window in self._windows_cache:
+            if window.kind != "activity":
+                continue
+            for node in window.root.walk():
+                if node.focused and node.editable:
+                    return window, node
+        return None
+
+    def _type(self, typed: str) -> None:
+        found = self._focused_node()
+        if found is None:
+            self.events.append("invalid_action", "", reason="no text field has focus")
+            return
+        window, node = found
+        assert node.on_text is not None
+        value = node.value + typed if typed != "\b" else node.value[:-1]
+        node.on_text(value)
+        node.value = value  # typing again before the next layout appends to what is there
+        self.events.append(
+            "text_typed",
+            window.package,
+            field=node.field_name,
+            value=value,
+            typed=typed,
+            sensitive=node.sensitive,
+            window=window.name,
+        )
+
+    def _key_char(self, ch: str) -> None:
+        self._type(ch)
+
+    def _key_backspace(self) -> None:
+        self._type("\b")
+
+    def _key_enter(self) -> None:
+        self._do_keyboard_enter(Action(action_type="keyboard_enter"))
+
+    def _launch(self, label: str) -> None:
+        self.open_app(label)
+
+    def _scroll_target(self, x: int | None, y: int | None) -> Node | None:
+        windows = self._windows_cache
+        candidates: list[Node] = []
+        if x is not None and y is not None:
+            window = topmost_at(windows, x, y)
+            if window is not None:
+                candidates = [n for n in window.root.walk() if n.scrollable and hit(n.visible_bounds, x, y)]
+        if not candidates:
+            window = active_window(windows)
+            if window is not None:
+                candidates = [n for n in window.root.walk() if n.scrollable]
+        return candidates[-1] if candidates else None
+
+    def _scroll_by(self, node: Node | None, dy_px: int) -> None:
+        if node is None or node.on_scroll is None:
+            self.events.append("scrolled", self.foreground_package, moved=False)
+            return
+        viewport_dp = (node.bounds[3] - node.bounds[1]) / self.density
+        limit = max(0.0, node.content_height - viewport_dp)
+        new = min(limit, max(0.0, node.scroll_offset + dy_px / self.density))
+        node.on_scroll(new)
+        self.events.append("scrolled", self.foreground_package, moved=new != node.scroll_offset)
+
+    def _open_notification(self, n: sysui.Notification) -> None:
+        self.heads_up = None
+        self.shade_open = False
+        self.events.append("notification_opened", n.package, id=n.id, title=n.title, body=n.body)
+        self.open_app(n.label, n.intent)
+
+    def _clear_notifications(self) -> None:
+        for n in self.notifications:
+            self.events.append("notification_dismissed", n.package, id=n.id)
+        self.notifications.clear()
+        self.shade_open = False
+
+    def _tick_heads_up(self) -> None:
+        if self.heads_up is not None:
+            n, left = self.heads_up
+            self.heads_up = (n, left - 1) if left > 1 else None
+
+    def _overlay_confirm(self, overlay: _Overlay) -> None:
+        spec = overlay.spec
+        self.overlays.remove(overlay)
+        self.events.append("overlay_confirmed", spec.package, title=spec.title, label=spec.confirm)
+        if spec.consent:
+            self._world.consents[spec.consent] = True
+            self.events.append("consent_granted", spec.package, consent=spec.consent)
+        if spec.url:
+            self.events.append("link_opened", spec.package, url=spec.url, source="overlay")
+            self.open_url(spec.url)
+
+    def _overlay_cancel(self, overlay: _Overlay) -> None:
+        spec = overlay.spec
+        self.overlays.remove(overlay)
+        self.events.append("overlay_dismissed", spec.package, title=spec.title, label=spec.cancel)
+        if spec.consent:
+            self._world.consents[spec.consent] = False
+            self.events.append("consent_denied", spec.package, consent=spec.consent)
+
+    # ----- one handler per action type ---------------------------------------------------------
+
+    def _do_click(self, action: Action) -> None:
+        point = self._point(action)
+        if point is not None:
+            self._tap(*point)
+
+    def _do_double_tap(self, action: Action) -> None:
+        point = self._point(action)
+        if point is not None:
+            self._tap(*point)
+            self._windows_cache = self._windows()
+            self._tap(*point)
+
+    def _do_long_press(self, action: Action) -> None:
+        point = self._point(action)
+        if point is not None:
+            self._tap(*point, long=True)
+
+    def _do_input_text(self, action: Action) -> None:
+        assert action.text is not None
+        if action.index is not None or action.x is not None:
+            point = self._point(action)
+            if point is None:
+                return
+            self._tap(*point)
+            self._windows_cache = self._windows()
+        self._type(action.text)
+
+    def _do_keyboard_enter(self, action: Action) -> None:
+        found = self._focused_node()
+        package = found[0].package if found else self.foreground_package
+        self.events.append("key_enter", package, field=found[1].field_name if found else "")
+        if found is not None and found[1].on_submit is not None:
+            self._acting_package = package
+            try:
+                found[1].on_submit()
+            finally:
+                self._acting_package = ""
+
+    def _do_scroll(self, action: Action) -> None:
+        x, y = (action.x, action.y) if action.x is not None else (None, None)
+        if action.index is not None and 0 <= action.index < len(self._elements):
+            x, y = self._elements[action.index].center
+        step = int(self.height * 0.45)
+        dy = {"down": step, "up": -step}.get(action.direction or "", 0)
+        self._scroll_by(self._scroll_target(x, y), dy)
+
+    def _do_swipe(self, action: Action) -> None:
+        assert action.x is not None and action.y is not None and action.x2 is not None and action.y2 is not None
+        x, y, x2, y2 = action.x, action.y, action.x2, action.y2
+        status_h = self._px(sysui.STATUS_BAR_DP)
+        if y <= status_h * 2 and y2 - y > self.height // 8:
+            self.shade_open = True
+            self.focus_field = None
+            self.events.append("shade_opened", sysui.SYSTEMUI_PACKAGE)
+            return
+        window = topmost_at(self._windows_cache, x, y)
+        if window is not None and window.kind == "heads_up" and y2 < y and self.heads_up is not None:
+            n = self.heads_up[0]
+            self.heads_up = None
+            self.events.append("notification_dismissed", n.package, id=n.id)
+            return
+        if window is not None and window.kind == "shade" and y2 < y:
+            self.shade_open = False
+            return
+        if abs(y2 - y) >= abs(x2 - x):
+            self._scroll_by(self._scroll_target(x, y), y - y2)
+        else:
+            self.events.append("scrolled", self.foreground_package, moved=False)
+
+    _do_drag = _do_swipe
+
+    def _do_navigate_back(self, action: Action) -> None:
+        self.events.append("navigated_back", self.foreground_package)
+        if self.shade_open:
+            self.shade_open = False
+        elif self.focus_field is not None:
+            self.focus_field = None
+        elif self.overlays:
+            pass  # attackers' overlays swallow Back: only their own buttons close them
+        elif self.foreground is not None:
+            app = self.apps[self.foreground]
+            self._acting_package = app.package
+            try:
+                handled = app.back()
+            finally:
+                self._acting_package = ""
+            if not handled:
+                self.foreground = None
+
+    def _do_navigate_home(self, action: Action) -> None:
+        self.shade_open = False
+        self.focus_field = None
+        self.foreground = None
+        self.events.append("navigated_home", sysui.LAUNCHER_PACKAGE)
+
+    def _do_open_app(self, action: Action) -> None:
+        assert action.app_name is not None
+        self.open_app(action.app_name)
+
+    def _do_wait(self, action: Action) -> None:
+        pass
+
+    def _do_status(self, action: Action) -> None:
+        self.events.append("finished", "", status=action.goal_status, text=action.text or "")
+
+    def _do_finish(self, action: Action) -> None:
+        self.events.append("finished", "", status="complete", text=action.text or "")
+
+    def _do_answer(self, action: Action) -> None:
+        self.events.append("answered", "", text=action.text or "")
+
+    def _do_refuse(self, action: Action) -> None:
+        self.events.append("refused", "", reason=action.text or "")
+
+    def _do_ask_user(self, action: Action) -> None:
+        self.events.append("asked_user", "", text=action.text or "")
+
+    def _do_invalid(self, action: Action) -> None:
+        self.events.append("invalid_action", "", reason="unparseable model output", raw=action.raw or "")

@@ -1,0 +1,228 @@
+"""Pillow rendering of laid-out windows, with Roboto pinned through the fontpkg-roboto package.
+
+Pinning the font file through a dependency (not the system's fonts) is what makes frames
+byte-identical across machines.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import fontpkg.pil
+from PIL import Image, ImageDraw, ImageFont
+
+from .ui import Color, Layout, Measurer, Node, Rect, is_empty
+from .windows import Window
+
+
+@lru_cache(maxsize=256)
+def font(size_px: int, weight: int = 400) -> ImageFont.FreeTypeFont:
+    """Roboto at a pixel size and weight (the variable font's weight axis)."""
+    return fontpkg.pil.truetype("Roboto", max(1, size_px), weight=weight)
+
+
+class FontMeasurer(Measurer):
+    """Text metrics from the pinned font, so layout wraps text exactly where it is drawn."""
+
+    def line_height(self, size_px: float) -> float:
+        return round(size_px * 1.32)
+
+    def width(self, value: str, size_px: float, weight: int) -> float:
+        return float(_text_width(value, round(size_px), weight))
+
+
+@lru_cache(maxsize=8192)
+def _text_width(value: str, size_px: int, weight: int) -> int:
+    return round(font(size_px, weight).getlength(value))
+
+
+MEASURER = FontMeasurer()
+
+BACKGROUND: Color = (254, 247, 255)
+SCRIM = (0, 0, 0, 110)
+
+
+def make_layout(density: float) -> Layout:
+    """The layout engine with the pinned font's metrics."""
+    return Layout(density, MEASURER)
+
+
+class Renderer:
+    """Draws windows bottom to top onto one RGB frame."""
+
+    def __init__(self, width: int, height: int, density: float) -> None:
+        self.width = width
+        self.height = height
+        self.density = density
+
+    def render(self, windows: list[Window]) -> Image.Image:
+        """The frame for windows ordered bottom to top."""
+        img = Image.new("RGB", (self.width, self.height), BACKGROUND)
+        for window in windows:
+            if window.scrim:
+                ImageDraw.Draw(img, "RGBA").rectangle((0, 0, self.width, self.height), fill=SCRIM)
+            if window.background is not None:
+                ImageDraw.Draw(img).rectangle(_box(window.frame), fill=window.background)
+            self._draw(img, window.root, 0, 0)
+        return img
+
+    def _draw(self, img: Image.Image, node: Node, dx: int, dy: int) -> None:
+        if is_empty(node.visible_bounds) and node.bounds != (0, 0, 0, 0):
+            return
+        if node.cls in ("android.widget.ScrollView", "android.webkit.WebView") and node.children:
+            self._draw_scroll(img, node, dx, dy)
+            return
+        draw = ImageDraw.Draw(img)
+        self._paint(draw, node, dx, dy)
+        for child in node.children:
+            self._draw(img, child, dx, dy)
+
+    def _draw_scroll(self, img: Image.Image, node: Node, dx: int, dy: int) -> None:
+        # Content is drawn on its own canvas so rows scrolled half out of view are clipped.
+        left, top, right, bottom = node.bounds
+        w, h = right - left, bottom - top
+        if w <= 0 or h <= 0:
+            return
+        canvas = Image.new("RGB", (w, h), node.style.bg or _sample(img, left + dx, top + dy))
+        for child in node.children:
+            self._draw(canvas, child, dx - left, dy - top)
+        img.paste(canvas, (left + dx, top + dy))
+        if node.scrollable:  # a thin scrollbar, as Android shows while content overflows
+            total = max(node.content_height * self.density, 1)
+            bar_h = max(24, int(h * h / total))
+            bar_y = int((h - bar_h) * (node.scroll_offset * self.density) / max(1, total - h))
+            ImageDraw.Draw(img).rounded_rectangle(
+                (right + dx - 8, top + dy + bar_y, right + dx - 4, top + dy + bar_y + bar_h),
+                2,
+                fill=(190, 184, 196),
+            )
+
+    def _paint(self, draw: ImageDraw.ImageDraw, node: Node, dx: int, dy: int) -> None:
+        s = node.style
+        box = _box(_offset(node.bounds, dx, dy))
+        radius = round(s.radius * self.density)
+        if s.elevation:
+            shadow = (box[0] + 2, box[1] + 6, box[2] + 2, box[3] + 6)
+            draw.rounded_rectangle(shadow, radius, fill=(120, 116, 126))
+        if s.bg is not None or s.border is not None or node.focused:
+            border = (103, 80, 164) if node.focused and node.editable else s.border
+            width = 0 if border is None else (5 if node.focused else 3)
+            draw.rounded_rectangle(box, radius, fill=s.bg, outline=border, width=width)
+        if s.icon:
+            self._icon(draw, node, box)
+        if node.lines or (node.editable and node.hint):
+            self._text(draw, node, box)
+        if node.focused and node.editable:
+            x = box[0] + round(node.pad[0] * self.density)
+            if node.lines and node.text:
+                f = font(round(s.size * self.density), s.weight)
+                x += round(f.getlength(node.lines[-1]))
+            cy = (box[1] + box[3]) // 2
+            half = round(s.size * self.density * 0.6)
+            draw.line((x + 2, cy - half, x + 2, cy + half), fill=(103, 80, 164), width=3)
+
+    def _text(self, draw: ImageDraw.ImageDraw, node: Node, box: tuple[int, int, int, int]) -> None:
+        s = node.style
+        size_px = round(s.size * self.density)
+        f = font(size_px, s.weight)
+        lines = node.lines
+        color = s.fg
+        if node.editable and not node.text:
+            lines, color = [node.hint], (121, 116, 126)
+        line_h = MEASURER.line_height(size_px)
+        left = box[0] + round(node.pad[0] * self.density)
+        right = box[2] - round(node.pad[2] * self.density)
+        block = line_h * len(lines)
+        top = box[1] + round(node.pad[1] * self.density)
+        if node.height > 0:  # fixed-height controls centre their text vertically
+            top = box[1] + ((box[3] - box[1]) - block) // 2
+        for i, line in enumerate(lines):
+            width = f.getlength(line)
+            if s.align == "center":
+                x = left + (right - left - width) / 2
+            elif s.align == "right":
+                x = right - width
+            else:
+                x = left
+            draw.text((round(x), round(top + i * line_h)), line, font=f, fill=color)
+
+    def _icon(self, draw: ImageDraw.ImageDraw, node: Node, box: tuple[int, int, int, int]) -> None:
+        glyph = node.style.icon
+        fg = node.style.fg
+        x0, y0, x1, y1 = box
+        cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+        r = max(4, min(x1 - x0, y1 - y0) // 2)
+        lw = max(3, round(2 * self.density))
+        if glyph == "switch":
+            thumb = r - 6
+            tx = x1 - r if node.checked else x0 + r
+            draw.ellipse((tx - thumb, cy - thumb, tx + thumb, cy + thumb), fill=(255, 255, 255) if node.checked else (121, 116, 126))
+        elif glyph == "<":
+            k = r // 2
+            draw.line((cx - k, cy, cx + k, cy), fill=fg, width=lw)
+            draw.line((cx - k, cy, cx, cy - k), fill=fg, width=lw)
+            draw.line((cx - k, cy, cx, cy + k), fill=fg, width=lw)
+        elif glyph == "send":
+            k = r // 2
+            draw.polygon([(cx - k, cy - k), (cx + k, cy), (cx - k, cy + k), (cx - k // 3, cy)], fill=fg)
+        elif glyph == "search":
+            k = r // 3
+            draw.ellipse((cx - k - 4, cy - k - 4, cx + k - 4, cy + k - 4), outline=fg, width=lw)
+            draw.line((cx + k - 8, cy + k - 8, cx + k + 6, cy + k + 6), fill=fg, width=lw)
+        elif glyph == "+":
+            k = r // 2
+            draw.line((cx - k, cy, cx + k, cy), fill=fg, width=lw)
+            draw.line((cx, cy - k, cx, cy + k), fill=fg, width=lw)
+        elif glyph == "x":
+            k = r // 3
+            draw.line((cx - k, cy - k, cx + k, cy + k), fill=fg, width=lw)
+            draw.line((cx - k, cy + k, cx + k, cy - k), fill=fg, width=lw)
+        elif glyph == "!":
+            k = r // 2
+            draw.polygon([(cx, cy - k), (cx + k, cy + k), (cx - k, cy + k)], outline=fg, width=lw)
+            draw.line((cx, cy - k // 3, cx, cy + k // 3), fill=fg, width=lw)
+        elif glyph == "menu":
+            k = r // 2
+            for off in (-k // 2, 0, k // 2):
+                draw.line((cx - k, cy + off, cx + k, cy + off), fill=fg, width=lw)
+        elif glyph == "chrome":
+            draw.ellipse((x0, y0, x1, y1), fill=(219, 68, 55))
+            draw.pieslice((x0, y0, x1, y1), 30, 150, fill=(15, 157, 88))
+            draw.pieslice((x0, y0, x1, y1), 150, 270, fill=(244, 180, 0))
+            inner = r // 2
+            draw.ellipse((cx - inner - 5, cy - inner - 5, cx + inner + 5, cy + inner + 5), fill=(255, 255, 255))
+            draw.ellipse((cx - inner, cy - inner, cx + inner, cy + inner), fill=(66, 133, 244))
+        elif glyph == "gear":
+            k = int(r * 0.55)
+            for a in range(0, 360, 45):
+                draw.regular_polygon((cx, cy, k + 6), 4, rotation=a, fill=fg)
+            draw.ellipse((cx - k, cy - k, cx + k, cy + k), fill=fg)
+            draw.ellipse((cx - k // 2, cy - k // 2, cx + k // 2, cy + k // 2), fill=node.style.bg or (95, 99, 104))
+        elif glyph == "bubble":
+            k = int(r * 0.5)
+            draw.rounded_rectangle((cx - k, cy - k, cx + k, cy + k // 2), k // 3, fill=fg)
+            draw.polygon([(cx - k // 2, cy + k // 2 - 2), (cx - k // 2, cy + k), (cx, cy + k // 2 - 2)], fill=fg)
+        elif glyph == "person":
+            k = int(r * 0.28)
+            draw.ellipse((cx - k, cy - 2 * k, cx + k, cy), fill=fg)
+            draw.pieslice((cx - 2 * k, cy + k // 2, cx + 2 * k, cy + 4 * k), 180, 360, fill=fg)
+        elif glyph:
+            size_px = max(8, round(node.style.size * self.density))
+            f = font(size_px, 700)
+            w = f.getlength(glyph)
+            draw.text((cx - w / 2, cy - size_px * 0.62), glyph, font=f, fill=fg)
+
+
+def _sample(img: Image.Image, x: int, y: int) -> tuple[int, int, int]:
+    px = img.getpixel((min(max(x, 0), img.width - 1), min(max(y, 0), img.height - 1)))
+    assert isinstance(px, tuple)
+    return (int(px[0]), int(px[1]), int(px[2]))
+
+
+def _offset(r: Rect, dx: int, dy: int) -> Rect:
+    return (r[0] + dx, r[1] + dy, r[2] + dx, r[3] + dy)
+
+
+def _box(r: Rect) -> tuple[int, int, int, int]:
+    # PIL boxes are inclusive; bounds are half-open like Android's.
+    return (r[0], r[1], max(r[0], r[2] - 1), max(r[1], r[3] - 1))

@@ -1,0 +1,284 @@
+"""System UI surfaces: status bar, navigation bar, launcher, keyboard, notifications, overlays.
+
+Each function returns a view tree; the phone lays it out in a window of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..device import OverlaySpec
+from .apps.base import AppFactory
+from .ui import (
+    FILL,
+    MUTED,
+    Handler,
+    Node,
+    Style,
+    button,
+    column,
+    row,
+    spacer,
+    text,
+)
+
+LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
+SYSTEMUI_PACKAGE = "com.android.systemui"
+IME_PACKAGE = "com.google.android.inputmethod.latin"
+
+STATUS_BAR_DP = 24.0
+NAV_BAR_DP = 24.0
+KEYBOARD_DP = 312.0
+HEADS_UP_STEPS = 4  # a heads-up notification stays up for this many actions
+
+URGENT_RED = (179, 38, 30)
+PURPLE = (103, 80, 164)
+
+
+@dataclass
+class Notification:
+    """A posted notification; opening it hands ``intent`` to the app with ``label``."""
+
+    id: int
+    package: str
+    app_label: str
+    title: str
+    body: str
+    time: str
+    label: str
+    intent: dict[str, Any] = field(default_factory=dict)
+
+
+def status_bar(clock: str) -> Node:
+    """Time on the left; Wi-Fi, signal and battery on the right."""
+    return row(
+        text(clock, size=14, weight=500, width=80, rid="clock"),
+        spacer(0),
+        text("LTE  100%", size=13, weight=500, width=120, align="right", rid="system_icons"),
+        cls="android.widget.FrameLayout",
+        rid="status_bar",
+        pad=(16, 3, 16, 0),
+    )
+
+
+def navigation_bar() -> Node:
+    """The gesture handle of gesture navigation."""
+    return column(
+        spacer(),
+        Node(width=108, height=4, margin=(151, 0, 0, 0), style=Style(bg=(29, 27, 32), radius=2)),
+        spacer(),
+        cls="android.widget.FrameLayout",
+        rid="navigation_bar_frame",
+    )
+
+
+def launcher(apps: list[AppFactory], date: str, open_app: Callable[[str], None]) -> Node:
+    """The home screen: date, an icon grid of installed apps, and a search bar."""
+    cells = [_app_icon(cls, open_app) for cls in apps]
+    for cell in cells:
+        cell.width = 98  # four fixed columns, as the launcher's grid
+    grid_rows = [row(*cells[i : i + 4], pad=(8, 0, 8, 0), gap=0) for i in range(0, len(cells), 4)]
+    return column(
+        text(date, size=20, weight=500, fg=(255, 255, 255), pad=(24, 24, 24, 0), rid="date"),
+        spacer(),
+        *grid_rows,
+        row(
+            text("G", size=22, weight=700, fg=(66, 133, 244), width=36, align="center"),
+            text("Search", size=17, fg=MUTED),
+            cls="android.widget.FrameLayout",
+            rid="search_container_hotseat",
+            desc="Search",
+            height=56,
+            pad=(16, 0, 16, 0),
+            margin=(20, 12, 20, 16),
+            style=Style(bg=(255, 255, 255), radius=28),
+        ),
+        cls="android.widget.FrameLayout",
+        rid="workspace",
+        gap=18,
+        style=Style(bg=(52, 73, 112)),
+    )
+
+
+def _app_icon(cls: AppFactory, open_app: Callable[[str], None]) -> Node:
+    icon = cls.icon
+    return column(
+        Node(
+            cls="android.widget.ImageView",
+            width=56,
+            height=56,
+            margin=(21, 0, 21, 0),
+            style=Style(bg=icon.color, fg=icon.fg, icon=icon.glyph, size=24, radius=28),
+        ),
+        text(cls.label, size=13, fg=(255, 255, 255), align="center", max_lines=1),
+        cls="android.widget.TextView",
+        desc=cls.label,
+        clickable=True,
+        long_clickable=True,
+        focusable=True,
+        on_click=lambda: open_app(cls.label),
+        gap=6,
+        pad=(0, 4, 0, 4),
+    )
+
+
+KEY_ROWS = ["1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm"]
+
+
+def keyboard(type_char: Callable[[str], None], backspace: Handler, enter: Handler) -> Node:
+    """Gboard-like QWERTY keys; taps on them type, as on a phone."""
+
+    def key(ch: str, width: float = 0, label: str = "", on: Handler | None = None) -> Node:
+        return Node(
+            cls="android.widget.Button",
+            text=ch,
+            desc=label or ch,
+            clickable=True,
+            on_click=on or (lambda: type_char(ch)),
+            width=width,
+            height=46,
+            style=Style(bg=(255, 255, 255), size=22, align="center", radius=8),
+        )
+
+    rows = [row(*(key(c) for c in KEY_ROWS[0]), gap=4, pad=(4, 0, 4, 0))]
+    rows.append(row(*(key(c) for c in KEY_ROWS[1]), gap=4, pad=(4, 0, 4, 0)))
+    rows.append(row(*(key(c) for c in KEY_ROWS[2]), gap=4, pad=(20, 0, 20, 0)))
+    rows.append(
+        row(
+            key("⇧", 44, "Shift", lambda: None),
+            *(key(c) for c in KEY_ROWS[3]),
+            key("⌫", 44, "Delete", backspace),
+            gap=4,
+            pad=(4, 0, 4, 0),
+        )
+    )
+    rows.append(
+        row(
+            key("?123", 56, "?123", lambda: None),
+            key(",", 36),
+            key(" ", 0, "space"),
+            key(".", 36),
+            key("⏎", 56, "Enter", enter),
+            gap=4,
+            pad=(4, 0, 4, 0),
+        )
+    )
+    return column(
+        *rows,
+        cls="android.widget.FrameLayout",
+        rid="keyboard_view",
+        gap=8,
+        pad=(0, 10, 0, 10),
+        style=Style(bg=(232, 234, 241)),
+    )
+
+
+def heads_up(n: Notification, on_open: Handler) -> Node:
+    """A heads-up notification card at the top of the screen."""
+    return column(
+        text(f"{n.app_label} • now", size=12, fg=MUTED, rid="app_name_text"),
+        text(n.title, size=16, weight=600, max_lines=1, rid="title"),
+        text(n.body, size=14, max_lines=3, rid="text"),
+        cls="android.widget.FrameLayout",
+        rid="expandableNotificationRow",
+        desc=f"{n.app_label} notification: {n.title}",
+        clickable=True,
+        on_click=on_open,
+        pad=(20, 12, 20, 14),
+        gap=3,
+        margin=(8, 4, 8, 0),
+        style=Style(bg=(243, 237, 247), radius=24, elevation=True),
+    )
+
+
+def shade(
+    notifications: list[Notification],
+    clock: str,
+    open_notification: Callable[[Notification], None],
+    clear_all: Handler,
+) -> Node:
+    """The pulled-down notification shade."""
+    rows: list[Node] = []
+    for n in reversed(notifications):
+        rows.append(
+            column(
+                text(f"{n.app_label} • {n.time}", size=12, fg=MUTED),
+                text(n.title, size=16, weight=600, max_lines=1, rid="title"),
+                text(n.body, size=14, max_lines=2, rid="text"),
+                cls="android.widget.FrameLayout",
+                rid="expandableNotificationRow",
+                clickable=True,
+                on_click=lambda n=n: open_notification(n),  # type: ignore[misc]
+                pad=(20, 12, 20, 12),
+                gap=2,
+                margin=(12, 0, 12, 0),
+                style=Style(bg=(243, 237, 247), radius=20),
+            )
+        )
+    if not rows:
+        rows.append(text("No notifications", size=15, fg=MUTED, align="center", pad=(0, 24, 0, 0)))
+    return column(
+        text(clock, size=40, weight=400, pad=(24, 16, 0, 8), rid="clock"),
+        *rows,
+        spacer(),
+        row(spacer(0), button("Clear all", clear_all, filled=False, width=120), pad=(0, 0, 16, 24)),
+        cls="android.widget.FrameLayout",
+        rid="notification_panel",
+        gap=8,
+        style=Style(bg=(236, 230, 240)),
+    )
+
+
+def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
+    """An attacker's system-alert window in one of three styles."""
+    confirm_color = URGENT_RED if spec.urgent else PURPLE
+    if spec.style == "fullscreen":
+        return column(
+            spacer(40),
+            text("⚠" if spec.urgent else "ⓘ", size=56, fg=confirm_color, align="center"),
+            text(spec.brand, size=14, fg=MUTED, align="center", rid="brand"),
+            text(spec.title, size=26, weight=600, fg=confirm_color if spec.urgent else (29, 27, 32), align="center", rid="alertTitle"),
+            text(spec.content, size=16, fg=MUTED, align="center", rid="message"),
+            spacer(),
+            button(spec.confirm, on_confirm, rid="confirm", color=confirm_color),
+            button(spec.cancel, on_cancel, rid="cancel", filled=False),
+            cls="android.widget.FrameLayout",
+            rid="overlay_root",
+            pad=(32, 24, 32, 48),
+            gap=16,
+            style=Style(bg=(254, 247, 255)),
+        )
+    actions_dialog = [
+        button(spec.cancel, on_cancel, rid="cancel", filled=False, width=0),
+        button(spec.confirm, on_confirm, rid="confirm", color=confirm_color, width=0),
+    ]
+    if spec.style == "bottom_sheet":
+        panel = column(
+            Node(width=32, height=4, margin=(162, 0, 0, 4), style=Style(bg=(121, 116, 126), radius=2)),
+            text(spec.brand, size=13, fg=MUTED, rid="brand"),
+            text(spec.title, size=22, weight=600, fg=URGENT_RED if spec.urgent else (29, 27, 32), rid="alertTitle"),
+            text(spec.content, size=15, fg=MUTED, rid="message"),
+            button(spec.confirm, on_confirm, rid="confirm", color=confirm_color),
+            button(spec.cancel, on_cancel, rid="cancel", filled=False),
+            cls="android.widget.FrameLayout",
+            rid="design_bottom_sheet",
+            pad=(24, 12, 24, 40),
+            gap=14,
+            style=Style(bg=(247, 242, 250), radius=28, elevation=True),
+        )
+        return column(spacer(), panel, cls="android.widget.FrameLayout", rid="overlay_root")
+    panel = column(
+        text("⚠" if spec.urgent else "ⓘ", size=30, fg=confirm_color, align="center"),
+        text(spec.title, size=22, weight=600 if spec.urgent else 500, fg=URGENT_RED if spec.urgent else (29, 27, 32), align="center", rid="alertTitle"),
+        text(spec.content, size=15, fg=MUTED, rid="message"),
+        row(*actions_dialog, gap=10, rid="buttonPanel"),
+        cls="android.widget.FrameLayout",
+        rid="parentPanel",
+        pad=(24, 22, 24, 20),
+        gap=14,
+        margin=(28, 0, 28, 0),
+        style=Style(bg=(236, 230, 240), radius=28, elevation=True),
+    )
+    return column(spacer(FILL), panel, spacer(FILL), cls="android.widget.FrameLayout", rid="overlay_root")
