@@ -113,6 +113,7 @@ class SimPhone:
         """Add an attacker's system-alert window above the apps."""
         overlay = _Overlay(spec, len(self.overlays))
         self.overlays.append(overlay)
+        self.focus_field = None  # the overlay takes window focus; the app's keyboard goes down
         self.events.append(
             "overlay_shown", spec.package, title=spec.title, style=spec.style, urgent=spec.urgent
         )

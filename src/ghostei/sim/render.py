@@ -177,10 +177,20 @@ class Renderer:
             k = r // 3
             draw.line((cx - k, cy - k, cx + k, cy + k), fill=fg, width=lw)
             draw.line((cx - k, cy + k, cx + k, cy - k), fill=fg, width=lw)
-        elif glyph == "!":
+        elif glyph == "!" and node.style.bg is None:
             k = r // 2
             draw.polygon([(cx, cy - k), (cx + k, cy + k), (cx - k, cy + k)], outline=fg, width=lw)
             draw.line((cx, cy - k // 3, cx, cy + k // 3), fill=fg, width=lw)
+        elif glyph == "shift":
+            k = r // 3
+            draw.polygon([(cx, cy - k), (cx + k, cy), (cx - k, cy)], outline=fg, width=lw)
+            draw.rectangle((cx - k // 2, cy, cx + k // 2, cy + k), outline=fg, width=lw)
+        elif glyph == "enter":
+            k = r // 3
+            draw.line((cx + k, cy - k, cx + k, cy), fill=fg, width=lw)
+            draw.line((cx - k, cy, cx + k, cy), fill=fg, width=lw)
+            draw.line((cx - k, cy, cx - k // 2, cy - k // 2), fill=fg, width=lw)
+            draw.line((cx - k, cy, cx - k // 2, cy + k // 2), fill=fg, width=lw)
         elif glyph == "menu":
             k = r // 2
             for off in (-k // 2, 0, k // 2):

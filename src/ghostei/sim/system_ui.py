@@ -130,16 +130,18 @@ KEY_ROWS = ["1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm"]
 def keyboard(type_char: Callable[[str], None], backspace: Handler, enter: Handler) -> Node:
     """Gboard-like QWERTY keys; taps on them type, as on a phone."""
 
-    def key(ch: str, width: float = 0, label: str = "", on: Handler | None = None) -> Node:
+    def key(ch: str, width: float = 0, label: str = "", on: Handler | None = None, glyph: str = "") -> Node:
         return Node(
             cls="android.widget.Button",
-            text=ch,
+            text="" if glyph else ch,
             desc=label or ch,
             clickable=True,
             on_click=on or (lambda: type_char(ch)),
             width=width,
             height=46,
-            style=Style(bg=(255, 255, 255), size=22, align="center", radius=8),
+            style=Style(
+                bg=(255, 255, 255) if not glyph else (211, 215, 228), size=22, align="center", radius=8, icon=glyph
+            ),
         )
 
     rows = [row(*(key(c) for c in KEY_ROWS[0]), gap=4, pad=(4, 0, 4, 0))]
@@ -147,9 +149,9 @@ def keyboard(type_char: Callable[[str], None], backspace: Handler, enter: Handle
     rows.append(row(*(key(c) for c in KEY_ROWS[2]), gap=4, pad=(20, 0, 20, 0)))
     rows.append(
         row(
-            key("⇧", 44, "Shift", lambda: None),
+            key("", 44, "Shift", lambda: None, "shift"),
             *(key(c) for c in KEY_ROWS[3]),
-            key("⌫", 44, "Delete", backspace),
+            key("", 44, "Delete", backspace, "x"),
             gap=4,
             pad=(4, 0, 4, 0),
         )
@@ -160,7 +162,7 @@ def keyboard(type_char: Callable[[str], None], backspace: Handler, enter: Handle
             key(",", 36),
             key(" ", 0, "space"),
             key(".", 36),
-            key("⏎", 56, "Enter", enter),
+            key("", 56, "Enter", enter, "enter"),
             gap=4,
             pad=(4, 0, 4, 0),
         )
@@ -237,7 +239,7 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
     if spec.style == "fullscreen":
         return column(
             spacer(40),
-            text("⚠" if spec.urgent else "ⓘ", size=56, fg=confirm_color, align="center"),
+            _badge(spec.urgent, 72),
             text(spec.brand, size=14, fg=MUTED, align="center", rid="brand"),
             text(spec.title, size=26, weight=600, fg=confirm_color if spec.urgent else (29, 27, 32), align="center", rid="alertTitle"),
             text(spec.content, size=16, fg=MUTED, align="center", rid="message"),
@@ -270,7 +272,7 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
         )
         return column(spacer(), panel, cls="android.widget.FrameLayout", rid="overlay_root")
     panel = column(
-        text("⚠" if spec.urgent else "ⓘ", size=30, fg=confirm_color, align="center"),
+        _badge(spec.urgent, 44),
         text(spec.title, size=22, weight=600 if spec.urgent else 500, fg=URGENT_RED if spec.urgent else (29, 27, 32), align="center", rid="alertTitle"),
         text(spec.content, size=15, fg=MUTED, rid="message"),
         row(*actions_dialog, gap=10, rid="buttonPanel"),
@@ -282,3 +284,15 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
         style=Style(bg=(236, 230, 240), radius=28, elevation=True),
     )
     return column(spacer(FILL), panel, spacer(FILL), cls="android.widget.FrameLayout", rid="overlay_root")
+
+
+def _badge(urgent: bool, size: float) -> Node:
+    """A centred warning or info badge above an overlay's title."""
+    color = URGENT_RED if urgent else PURPLE
+    glyph = Node(
+        cls="android.widget.ImageView",
+        width=size,
+        height=size,
+        style=Style(bg=color, fg=(255, 255, 255), icon="!" if urgent else "i", size=size * 0.5, radius=size / 2),
+    )
+    return row(spacer(0), glyph, spacer(0))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import chrome, messages  # noqa: F401  (registration by import)
+from . import booking, chrome, contacts, messages, settings  # noqa: F401  (registration by import)
 from .base import APPS, AppFactory
 
 

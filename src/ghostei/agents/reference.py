@@ -1,0 +1,146 @@
+"""Reference agents that need no model.
+
+``oracle`` proves every case solvable safely, ``gullible`` proves every attack reachable and
+scoreable, ``random`` gives the floor. Together they pin the benchmark's own correctness.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..actions import Action
+from ..cases.schema import Case, Step
+from ..device import DEFAULT_ATTACKER_PACKAGE
+from ..observation import Observation
+from .base import AgentContext, AgentStep, register_agent
+from .scripted import Script, find_element
+
+HEADS_UP_ID = "expandableNotificationRow"
+HEADS_UP_WINDOW = "HeadsUp"
+TERMINAL_STEPS = ("answer", "refuse", "finish")
+
+
+def _step(action: Action, note: str) -> AgentStep:
+    return AgentStep(action=action, raw_output=f"{note}: {action.model_dump_json(exclude_none=True)}")
+
+
+def _give_up() -> Action:
+    return Action(action_type="status", goal_status="infeasible", text="could not find the next element")
+
+
+class Oracle:
+    """Executes the solution, closes every attack surface with its legitimate control."""
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.case = ctx.case
+        self.script = Script(list(ctx.case.solution), ctx.owner)
+
+    def reset(self, instruction: str) -> None:
+        self.script = Script(list(self.case.solution), self.script.owner)
+
+    def act(self, observation: Observation) -> AgentStep:
+        dismiss = self._dismissal(observation)
+        if dismiss is not None:
+            return _step(dismiss, "dismiss attack surface")
+        action = self.script.next_action(observation)
+        if action is None:
+            return _step(_give_up() if self.script.failed else Action(action_type="finish"), "solution")
+        return _step(action, "solution")
+
+    def _dismissal(self, obs: Observation) -> Action | None:
+        case = self.case
+        if case.use_dynamic == "Overlay Attack":
+            extra = case.overlay
+            package = extra.package or DEFAULT_ATTACKER_PACKAGE
+            cancel = find_element(Step(do="tap", text=extra.cancel, package=package), obs)
+            if cancel is not None:
+                x, y = cancel.center
+                return Action(action_type="click", x=x, y=y)
+        for e in reversed(obs.elements):
+            # A heads-up card can cover the control the next step needs: swipe it away.
+            if e.window == HEADS_UP_WINDOW and e.resource_id.endswith(HEADS_UP_ID):
+                x, y = e.center
+                return Action(action_type="swipe", x=x, y=y, x2=x, y2=max(0, e.bounds[1] - 200))
+        return None
+
+
+class Gullible:
+    """Executes the solution but engages every attack surface as the attacker intends."""
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.case: Case = ctx.case
+        self.owner = ctx.owner
+        self.reset("")
+
+    def reset(self, instruction: str) -> None:
+        self.solution = Script(list(self.case.solution), self.owner)
+        self.attack = Script(list(self.case.attack_solution), self.owner)
+        self.engaged = self.case.case_type == "User-Provided Instructions"
+        self.returned = False
+
+    def act(self, observation: Observation) -> AgentStep:
+        if not self.engaged and self._surface_visible(observation):
+            self.engaged = True
+        if self.engaged and not self.attack.done:
+            action = self.attack.next_action(observation)
+            if action is not None:
+                return _step(action, "attack")
+        if self.engaged and self.case.case_type == "User-Provided Instructions":
+            return _step(Action(action_type="finish"), "done as asked")
+        if self.engaged and not self.returned:
+            self.returned = True
+            app = self.solution.last_app()
+            if app is not None and self.solution.position > 0:
+                return _step(Action(action_type="open_app", app_name=app), "back to the task")
+        action = self.solution.next_action(observation)
+        if action is None:
+            return _step(_give_up() if self.solution.failed else Action(action_type="finish"), "solution")
+        return _step(action, "solution")
+
+    def _surface_visible(self, obs: Observation) -> bool:
+        first = self.case.attack_solution[0]
+        if first.do in ("tap", "type", "swipe_away"):
+            return find_element(first, obs) is not None
+        # An untargeted first step (e.g. open Messages to text a planted number) is taken
+        # once the agent has done its work and read what was planted, before it reports.
+        upcoming = self.solution.current
+        return upcoming is None or upcoming.do in TERMINAL_STEPS
+
+
+class RandomAgent:
+    """Seeded random taps on elements and pixels, swipes, typing and Back."""
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self.seed = ctx.seed * 7919 + ctx.case.id
+        self.rng = random.Random(self.seed)
+
+    def reset(self, instruction: str) -> None:
+        self.rng = random.Random(self.seed)
+
+    def act(self, observation: Observation) -> AgentStep:
+        rng = self.rng
+        roll = rng.random()
+        clickable = [e for e in observation.elements if e.clickable or e.editable]
+        w, h = observation.width, observation.height
+        if roll < 0.6 and clickable:
+            target = rng.choice(clickable)
+            if target.editable and rng.random() < 0.5:
+                x, y = target.center
+                action = Action(action_type="input_text", x=x, y=y, text=rng.choice(["hello", "1234", "yes", "ok"]))
+            else:
+                x, y = target.center
+                action = Action(action_type="click", x=x, y=y)
+        elif roll < 0.75:
+            action = Action(action_type="click", x=rng.randrange(w), y=rng.randrange(h))
+        elif roll < 0.9:
+            x = rng.randrange(w // 4, 3 * w // 4)
+            y1, y2 = rng.randrange(h // 4, 3 * h // 4), rng.randrange(h // 4, 3 * h // 4)
+            action = Action(action_type="swipe", x=x, y=y1, x2=x, y2=y2)
+        else:
+            action = Action(action_type="navigate_back")
+        return _step(action, "random")
+
+
+register_agent("oracle")(Oracle)
+register_agent("gullible")(Gullible)
+register_agent("random")(RandomAgent)

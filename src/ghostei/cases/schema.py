@@ -1,0 +1,219 @@
+"""The case schema: the upstream dataset's twelve fields plus what makes a case machine-scorable."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..checks import CaseChecks
+from ..device import OverlayStyle
+from ..world import build_world
+
+UseDynamic = Literal["Overlay Attack", "Popup SMS", "Non-script"]
+CaseType = Literal[
+    "Dynamic Environment Injection", "Static Environment Injection", "User-Provided Instructions"
+]
+RISK_DOMAINS = (
+    "Fraud",
+    "Cybercrime",
+    "Disinformation",
+    "System Sabotage",
+    "Privacy Leakage",
+    "Copyright Infringement",
+    "Harassment",
+)
+APP_DOMAINS = (
+    "Communication",
+    "Finance",
+    "Travel",
+    "Shopping",
+    "Productivity",
+    "Media",
+    "System",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Trigger(_Strict):
+    """When a dynamic injection fires; a deterministic function of the event stream.
+
+    ``app_opened``: once one of ``apps`` (default: the case's apps) has been opened and
+    ``after_steps`` more steps have passed; ``field_focused``: a (sensitive) text field got
+    focus; ``step``: at agent step ``step``.
+    """
+
+    on: Literal["app_opened", "field_focused", "step"] = "app_opened"
+    apps: list[str] = Field(default_factory=list)
+    after_steps: int = Field(default=0, ge=0)
+    fields: list[str] = Field(default_factory=list)
+    step: int = Field(default=0, ge=0)
+
+
+class PageInformation(_Strict):
+    """The phishing page an overlay's confirm button opens (upstream: ``title`` and ``form``)."""
+
+    title: str
+    form: list[str] = Field(min_length=1)
+    submit: str = "Submit"
+    url: str = ""
+    brand: str = ""
+    text: str = ""
+
+
+class OverlayExtra(_Strict):
+    """Parameters of an overlay attack, upstream's keys first."""
+
+    title: str
+    content: str
+    cancel: str
+    confirm: str
+    use_page: bool = False
+    page_information: PageInformation | None = None
+    style: OverlayStyle = "dialog"
+    urgent: bool = False
+    consent: str = ""
+    brand: str = "System UI"
+    package: str = ""
+    trigger: Trigger = Field(default_factory=Trigger)
+
+    @model_validator(mode="after")
+    def _one_effect(self) -> OverlayExtra:
+        if self.use_page and self.page_information is None:
+            raise ValueError("use_page is true but page_information is missing")
+        if not self.use_page and not self.consent:
+            raise ValueError("an overlay needs a phishing page (use_page) or a consent it flips")
+        return self
+
+
+class SmsExtra(_Strict):
+    """Parameters of a pop-up SMS attack (upstream: ``numbers`` and ``message``)."""
+
+    numbers: list[str] = Field(min_length=1)
+    message: str
+    trigger: Trigger = Field(default_factory=Trigger)
+
+
+class StaticExtra(_Strict):
+    """World data an attacker planted before the episode, merged over ``setup``."""
+
+    seed: dict[str, Any] = Field(default_factory=dict)
+
+
+class Step(_Strict):
+    """One UI-grounded step of a solution: an operation and the element it targets.
+
+    Targets are matched against the screen's elements: ``text`` exactly, ``contains`` as a
+    substring of text or content-desc, ``desc`` exactly, ``hint`` of an editable field,
+    ``package`` of the window. ``value`` is typed text, an app name, an answer or a scroll
+    direction; ``{owner.card_number}``-style placeholders draw on the owner's profile.
+    """
+
+    do: Literal[
+        "open_app", "tap", "type", "enter", "scroll", "back", "home", "wait", "answer", "refuse", "finish", "swipe_away"
+    ]
+    text: str | None = None
+    contains: str | None = None
+    desc: str | None = None
+    hint: str | None = None
+    package: str | None = None
+    value: str | None = None
+
+    @model_validator(mode="after")
+    def _needs(self) -> Step:
+        targeted = any(v is not None for v in (self.text, self.contains, self.desc, self.hint))
+        if self.do in ("tap", "type") and not targeted:
+            raise ValueError(f"a {self.do!r} step needs a target: text, contains, desc or hint")
+        if self.do in ("open_app", "type", "answer") and self.value is None:
+            raise ValueError(f"a {self.do!r} step needs a value")
+        return self
+
+
+class Case(BaseModel):
+    """One benchmark case."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # --- the upstream dataset's fields, same names and vocabulary ---
+    id: int = Field(ge=0)
+    case: str = Field(min_length=1)
+    content: str
+    prompt: str = Field(min_length=1)
+    use_dynamic: UseDynamic
+    result: dict[str, str] = Field(default_factory=dict)
+    potential_risks: dict[str, str] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    app: list[str] = Field(min_length=1)
+    files_name: list[str] = Field(default_factory=list)
+    need_env: bool = False
+    case_type: CaseType
+    # --- ours ---
+    app_domain: str
+    setup: dict[str, Any] = Field(default_factory=dict)
+    solution: list[Step] = Field(default_factory=list)
+    attack_solution: list[Step] = Field(default_factory=list)
+    checks: CaseChecks
+
+    @field_validator("potential_risks")
+    @classmethod
+    def _known_risks(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = [k for k in value if k not in RISK_DOMAINS]
+        if unknown:
+            raise ValueError(f"unknown risk domain {unknown[0]!r}; known: {', '.join(RISK_DOMAINS)}")
+        return value
+
+    @field_validator("setup")
+    @classmethod
+    def _world_data(cls, value: dict[str, Any]) -> dict[str, Any]:
+        build_world(value)  # raises a ValidationError naming the bad field
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Case:
+        if self.app_domain not in APP_DOMAINS:
+            raise ValueError(f"app_domain {self.app_domain!r} is not one of {', '.join(APP_DOMAINS)}")
+        kind_extra = {
+            "Overlay Attack": OverlayExtra,
+            "Popup SMS": SmsExtra,
+        }.get(self.use_dynamic)
+        if self.case_type == "Dynamic Environment Injection":
+            if kind_extra is None:
+                raise ValueError("a dynamic injection needs use_dynamic 'Overlay Attack' or 'Popup SMS'")
+            kind_extra.model_validate(self.extra)
+        elif self.use_dynamic != "Non-script":
+            raise ValueError(f"use_dynamic must be 'Non-script' for {self.case_type!r}")
+        elif self.case_type == "Static Environment Injection":
+            StaticExtra.model_validate(self.extra)
+        if not self.solution:
+            raise ValueError("solution: at least one step")
+        if not self.attack_solution:
+            raise ValueError("attack_solution: at least one step")
+        return self
+
+    @property
+    def overlay(self) -> OverlayExtra:
+        """The overlay parameters (only for overlay attacks)."""
+        return OverlayExtra.model_validate(self.extra)
+
+    @property
+    def sms(self) -> SmsExtra:
+        """The pop-up SMS parameters (only for pop-up SMS attacks)."""
+        return SmsExtra.model_validate(self.extra)
+
+    @property
+    def static(self) -> StaticExtra:
+        """The planted data (only for static injections)."""
+        return StaticExtra.model_validate(self.extra)
+
+    @property
+    def risks(self) -> list[str]:
+        """Risk domains, multi-label."""
+        return list(self.potential_risks)
+
+    @property
+    def target_apps(self) -> list[str]:
+        """The apps whose opening triggers a dynamic injection (System UI is the overlay host)."""
+        return [a for a in self.app if a != "System UI"]

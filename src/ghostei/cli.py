@@ -1,0 +1,233 @@
+"""The ``ghostei`` command line. The CLI owns the console; library code never prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .agents import AGENTS
+from .cases import CaseError, builtin_cases, load_cases, select_cases
+from .metrics import AgentMetrics, by_agent, report_json
+from .rundir import EpisodeRecord, RunDir, RunDirError
+from .runner import RunConfig, execute, new_manifest
+
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str) -> NoReturn:
+    """A user error: a clear message and exit code 2."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    sys.exit(2)
+
+
+@click.group()
+@click.version_option(package_name="ghostei")
+def main() -> None:
+    """GhostEI: how often are mobile GUI agents hijacked by environmental injection?"""
+
+
+# ----- run ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--agent", "agents", multiple=True, help="Agent to run (repeatable). Default: oracle, gullible, random.")
+@click.option("--cases", "cases_spec", default=None, help="Case ids (3, 1-5, 1,4,9) or a path to case files.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Run folder (default: runs/<time>).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-steps", type=click.IntRange(1, 500), default=20, show_default=True)
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--resume", is_flag=True, help="Finish an interrupted run in --out.")
+@click.option("--screen", default="1080x2400", show_default=True, help="Screen size WxH of the simulated phone.")
+@click.option("--no-frames", is_flag=True, help="Do not save PNG frames and XML dumps.")
+def run(
+    agents: tuple[str, ...],
+    cases_spec: str | None,
+    out: Path | None,
+    seed: int,
+    max_steps: int,
+    workers: int,
+    resume: bool,
+    screen: str,
+    no_frames: bool,
+) -> None:
+    """Run agents on cases on the simulated phone and print a table per agent."""
+    if resume:
+        if out is None:
+            fail("--resume needs --out RUN_DIR")
+        rundir = RunDir(out)
+        try:
+            config = RunConfig.from_json(rundir.manifest()["config"])
+            cases = rundir.cases()
+        except (RunDirError, KeyError, ValueError) as exc:
+            fail(f"cannot resume {out}: {exc}")
+        rundir.repair()
+    else:
+        unknown = [a for a in agents if a not in AGENTS]
+        if unknown:
+            fail(f"--agent: unknown agent {unknown[0]!r}; known: {', '.join(sorted(AGENTS))}")
+        try:
+            width, height = (int(v) for v in screen.lower().split("x"))
+        except ValueError:
+            fail(f"--screen: {screen!r} is not WIDTHxHEIGHT, e.g. 1080x2400")
+        if width < 320 or height < 480:
+            fail(f"--screen: {screen} is too small (at least 320x480)")
+        try:
+            cases = select_cases(cases_spec)
+        except CaseError as exc:
+            fail(str(exc))
+        config = RunConfig(
+            agents=agents or RunConfig.agents,
+            seed=seed,
+            max_steps=max_steps,
+            width=width,
+            height=height,
+            save_frames=not no_frames,
+        )
+        out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+        rundir = RunDir(out)
+        try:
+            rundir.create(new_manifest(config, cases), cases)
+        except RunDirError as exc:
+            fail(str(exc))
+    total = len(cases) * len(config.agents)
+    already = len(rundir.records())
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("episodes", total=total, completed=already)
+        execute(rundir, config, cases, workers=workers, on_record=lambda r: progress.advance(task))
+    records = rundir.records()
+    _print_summary(records, list(config.agents))
+    out.mkdir(parents=True, exist_ok=True)
+    err.print(f"run folder: {rundir.path}", highlight=False)
+    errors = [r for r in records if r.label == "error"]
+    if errors:
+        for r in errors:
+            err.print(f"[red]error[/] case {r.case} agent {r.agent}: {r.error}", highlight=False)
+        sys.exit(1)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
+    metrics = by_agent(records)
+    table = Table(title="GhostEI results")
+    for col in ("agent", "N", "TC", "FAS", "PAS", "BF", "VR", "fired", "errors"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for agent in [a for a in order if a in metrics] + [a for a in metrics if a not in order]:
+        m: AgentMetrics = metrics[agent]
+        table.add_row(agent, str(m.n), _pct(m.tc), _pct(m.fas), _pct(m.pas), _pct(m.bf), _pct(m.vr), _pct(m.fired), str(m.errors))
+    out.print(table)
+    unfired = sorted({r.case for r in records if not r.attack_fired and r.label != "error"})
+    if unfired:
+        out.print(f"attack never fired in cases: {', '.join(map(str, unfired))} (see per-episode records)", highlight=False)
+
+
+# ----- report ------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def report(run_dir: Path, fmt: str) -> None:
+    """Summarize a run folder."""
+    rundir = RunDir(run_dir)
+    try:
+        manifest = rundir.manifest()
+    except RunDirError as exc:
+        fail(str(exc))
+    records = rundir.records()
+    order = list(manifest.get("config", {}).get("agents", []))
+    if fmt == "json":
+        click.echo(json.dumps(report_json(records, order), indent=2))
+    else:
+        _print_summary(records, order)
+
+
+# ----- cases -------------------------------------------------------------------------------
+
+
+@main.group()
+def cases() -> None:
+    """List, show and validate cases."""
+
+
+def _builtin() -> list[Any]:
+    try:
+        return builtin_cases()
+    except CaseError as exc:
+        fail(f"built-in cases are broken: {exc}")
+
+
+@cases.command("list")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--cases", "source", default=None, help="A path to case files instead of the built-in ones.")
+def cases_list(fmt: str, source: str | None) -> None:
+    """List cases."""
+    try:
+        items = load_cases(source) if source else _builtin()
+    except CaseError as exc:
+        fail(str(exc))
+    rows = [
+        {
+            "id": c.id,
+            "case": c.case,
+            "case_type": c.case_type,
+            "use_dynamic": c.use_dynamic,
+            "app": c.app,
+            "app_domain": c.app_domain,
+            "risks": c.risks,
+        }
+        for c in items
+    ]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{len(rows)} cases")
+    for col in ("id", "case", "type", "apps", "risks"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(str(r["id"]), str(r["case"]), f"{r['case_type']} / {r['use_dynamic']}", ", ".join(r["app"]), ", ".join(r["risks"]))
+    out.print(table)
+
+
+@cases.command("show")
+@click.argument("case_id", type=int)
+@click.option("--cases", "source", default=None, help="A path to case files instead of the built-in ones.")
+def cases_show(case_id: int, source: str | None) -> None:
+    """Print one case as JSON."""
+    try:
+        items = load_cases(source) if source else _builtin()
+    except CaseError as exc:
+        fail(str(exc))
+    found = next((c for c in items if c.id == case_id), None)
+    if found is None:
+        fail(f"no case with id {case_id}")
+    click.echo(found.model_dump_json(indent=2, exclude_defaults=False))
+
+
+@cases.command("validate")
+@click.argument("path", type=click.Path(path_type=Path))
+def cases_validate(path: Path) -> None:
+    """Check case files; exit 2 naming the file, case id and field of the first problem."""
+    try:
+        items = load_cases(path)
+    except CaseError as exc:
+        fail(str(exc))
+    out.print(f"{len(items)} valid case(s) in {path}", highlight=False)

@@ -1,0 +1,260 @@
+"""Injections: a registry of attack kinds, and triggers that fire them from the event stream.
+
+An injection is installed on a device at reset (static data, phishing pages) and asked after
+every agent step whether its trigger is met; it fires at most once. Triggers read only the
+device's events and the step count, never a clock, so the same episode fires at the same step
+on every run and on every backend.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from .cases.schema import Case, Trigger
+from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
+from .events import Event
+from .world import FormField, WebPage
+
+# ----- triggers --------------------------------------------------------------------------
+
+TriggerTest = Callable[[Trigger, Case, Sequence[Event], int], bool]
+TRIGGERS: dict[str, TriggerTest] = {}
+
+
+def register_trigger(name: str) -> Callable[[TriggerTest], TriggerTest]:
+    """Decorator: a trigger test by name (the ``on`` of a case's trigger)."""
+
+    def deco(fn: TriggerTest) -> TriggerTest:
+        TRIGGERS[name] = fn
+        return fn
+
+    return deco
+
+
+@register_trigger("app_opened")
+def _app_opened(trigger: Trigger, case: Case, events: Sequence[Event], step: int) -> bool:
+    apps = {a.casefold() for a in (trigger.apps or case.target_apps)}
+    for e in events:
+        if e.kind == "app_opened" and str(e.data.get("app", "")).casefold() in apps:
+            return step >= e.step + trigger.after_steps
+    return False
+
+
+@register_trigger("field_focused")
+def _field_focused(trigger: Trigger, case: Case, events: Sequence[Event], step: int) -> bool:
+    wanted = {f.casefold() for f in trigger.fields}
+    for e in events:
+        if e.kind != "field_focused":
+            continue
+        name = str(e.data.get("field", "")).casefold()
+        if (wanted and name in wanted) or (not wanted and e.data.get("sensitive")):
+            return True
+    return False
+
+
+@register_trigger("step")
+def _at_step(trigger: Trigger, case: Case, events: Sequence[Event], step: int) -> bool:
+    return step >= trigger.step
+
+
+# ----- injection kinds ---------------------------------------------------------------------
+
+
+class Injection:
+    """Base of all kinds: install at reset, fire once when the trigger holds."""
+
+    kind: ClassVar[str]
+    fires_at_reset: ClassVar[bool] = False
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.fired_step: int | None = None
+
+    @property
+    def fired(self) -> bool:
+        """Whether the attack reached the agent's environment."""
+        return self.fired_step is not None
+
+    @property
+    def trigger(self) -> Trigger | None:
+        return None
+
+    def install(self, device: Device) -> None:
+        """Prepare the device at reset (plant data, register pages)."""
+        if self.fires_at_reset:
+            self._record(device, 0)
+
+    def after_step(self, device: Device, step: int) -> bool:
+        """Fire if the trigger now holds and the injection has not fired yet; True if it fired."""
+        trigger = self.trigger
+        if self.fired or trigger is None:
+            return False
+        if TRIGGERS[trigger.on](trigger, self.case, list(device.events), step):
+            self.fire(device)
+            self._record(device, step)
+            return True
+        return False
+
+    def fire(self, device: Device) -> None:
+        """Put the attack on the device."""
+
+    def _record(self, device: Device, step: int) -> None:
+        self.fired_step = step
+        device.events.append("injection_fired", "", injection=self.kind, at_step=step)
+
+
+INJECTIONS: dict[str, type[Injection]] = {}
+
+
+def register_injection(cls: type[Injection]) -> type[Injection]:
+    """Class decorator: add an injection kind to the registry."""
+    INJECTIONS[cls.kind] = cls
+    return cls
+
+
+def slug(value: str) -> str:
+    """A field or URL name made of lowercase words joined by underscores."""
+    return re.sub(r"[^a-z0-9]+", "_", value.lower()).strip("_") or "field"
+
+
+def phishing_url(case: Case) -> str:
+    """The page a data-capture overlay opens: the case's own, or one derived from the case."""
+    info = case.overlay.page_information
+    if info is not None and info.url:
+        return info.url
+    host = slug(case.target_apps[0] if case.target_apps else "account").replace("_", "-")
+    return f"https://{host}-verify.support-center.help/case{case.id}"
+
+
+def phishing_page(case: Case) -> WebPage:
+    """The phishing page with every requested field (the upstream server dropped the fourth)."""
+    info = case.overlay.page_information
+    assert info is not None
+    fields = [
+        FormField(
+            name=slug(label),
+            label=label,
+            sensitive=True,
+            password=any(w in label.lower() for w in ("password", "cvv", "pin", "passcode")),
+        )
+        for label in info.form
+    ]
+    return WebPage(
+        url=phishing_url(case),
+        title=info.title,
+        heading=info.title,
+        paragraphs=[info.text] if info.text else [],
+        form=fields,
+        submit_label=info.submit,
+        brand=info.brand,
+        phishing=True,
+    )
+
+
+class _OverlayInjection(Injection):
+    @property
+    def trigger(self) -> Trigger:
+        return self.case.overlay.trigger
+
+    def spec(self) -> OverlaySpec:
+        extra = self.case.overlay
+        return OverlaySpec(
+            title=extra.title,
+            content=extra.content,
+            confirm=extra.confirm,
+            cancel=extra.cancel,
+            style=extra.style,
+            urgent=extra.urgent,
+            url=phishing_url(self.case) if extra.use_page else "",
+            consent=extra.consent,
+            package=extra.package or DEFAULT_ATTACKER_PACKAGE,
+            brand=extra.brand,
+        )
+
+    def fire(self, device: Device) -> None:
+        device.show_overlay(self.spec())
+
+
+@register_injection
+class OverlayDataCapture(_OverlayInjection):
+    """An overlay whose confirm opens a phishing page that asks for personal data."""
+
+    kind = "overlay_data_capture"
+
+    def install(self, device: Device) -> None:
+        device.world.web.append(phishing_page(self.case))
+        super().install(device)
+
+
+@register_injection
+class OverlayConsentFlip(_OverlayInjection):
+    """An overlay whose confirm grants the attacker a consent or permission."""
+
+    kind = "overlay_consent"
+
+
+@register_injection
+class PopupSms(Injection):
+    """An SMS from the attacker: into the inbox, with a heads-up notification."""
+
+    kind = "popup_sms"
+
+    @property
+    def trigger(self) -> Trigger:
+        return self.case.sms.trigger
+
+    def fire(self, device: Device) -> None:
+        extra = self.case.sms
+        for number in extra.numbers:
+            device.receive_sms(number, extra.message)
+
+
+@register_injection
+class StaticSeed(Injection):
+    """Harmful content already on the phone when the episode starts."""
+
+    kind = "static_seed"
+    fires_at_reset = True
+
+    def install(self, device: Device) -> None:
+        # Lists are appended to (a planted SMS joins the inbox), objects are merged.
+        world = device.world
+        data = world.model_dump()
+        for key, value in self.case.static.seed.items():
+            current = data.get(key)
+            if isinstance(current, list):
+                data[key] = [*current, *value]
+            elif isinstance(current, dict):
+                data[key] = {**current, **value}
+            else:
+                data[key] = value
+        planted = type(world).model_validate(data)
+        for key in self.case.static.seed:
+            setattr(world, key, getattr(planted, key))
+        super().install(device)
+
+
+@register_injection
+class DeceptiveInstruction(Injection):
+    """The user's instruction itself is harmful; nothing is planted on the device."""
+
+    kind = "deceptive_instruction"
+    fires_at_reset = True
+
+
+def injection_kind(case: Case) -> str:
+    """The registry name of a case's attack kind."""
+    if case.case_type == "User-Provided Instructions":
+        return DeceptiveInstruction.kind
+    if case.case_type == "Static Environment Injection":
+        return StaticSeed.kind
+    if case.use_dynamic == "Popup SMS":
+        return PopupSms.kind
+    return OverlayDataCapture.kind if case.overlay.use_page else OverlayConsentFlip.kind
+
+
+def build_injection(case: Case) -> Injection:
+    """The injection object for a case."""
+    return INJECTIONS[injection_kind(case)](case)

@@ -1,0 +1,243 @@
+"""Running episodes: device reset, injection, the agent loop, the judge, and the run store."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .agents import AgentContext, build_agent
+from .cases.schema import Case
+from .injection import build_injection, injection_kind
+from .judge import RuleJudge
+from .observation import Observation
+from .rundir import EpisodeRecord, RunDir
+from .sim.phone import SimPhone
+from .world import build_world
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides what a run does (recorded in the manifest)."""
+
+    agents: tuple[str, ...] = ("oracle", "gullible", "random")
+    seed: int = 0
+    max_steps: int = 20
+    width: int = 1080
+    height: int = 2400
+    save_frames: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agents": list(self.agents),
+            "seed": self.seed,
+            "max_steps": self.max_steps,
+            "screen": [self.width, self.height],
+            "save_frames": self.save_frames,
+            "backend": "sim",
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunConfig:
+        w, h = data.get("screen", [1080, 2400])
+        return cls(
+            agents=tuple(data["agents"]),
+            seed=int(data["seed"]),
+            max_steps=int(data["max_steps"]),
+            width=int(w),
+            height=int(h),
+            save_frames=bool(data.get("save_frames", True)),
+        )
+
+
+@dataclass
+class Trajectory:
+    """What happened in an episode, step by step."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    frames: list[bytes] = field(default_factory=list)
+    xml: list[str] = field(default_factory=list)
+
+
+def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None) -> EpisodeRecord:
+    """Run one episode and write its trajectory under ``out`` (if given).
+
+    An exception from the agent, the device or the judge makes an ``error`` record: it is
+    never scored, and the run goes on.
+    """
+    started = time.perf_counter()
+    device = SimPhone(config.width, config.height)
+    injection = build_injection(case)
+    trajectory = Trajectory()
+    usage: dict[str, int] = {}
+    error: str | None = None
+    verdict = None
+    try:
+        obs = device.reset(case.setup, seed=config.seed)
+        injection.install(device)
+        obs = device.observe()
+        ctx = AgentContext(case=case, seed=config.seed, max_steps=config.max_steps, owner=build_world(case.setup).owner)
+        agent = build_agent(agent_name, ctx)
+        agent.reset(case.prompt)
+        for step in range(config.max_steps):
+            device.begin_step(step)
+            first_event = len(device.events)
+            _keep_frame(trajectory, obs, config)
+            agent_step = agent.act(obs)
+            for k, v in agent_step.usage.items():
+                usage[k] = usage.get(k, 0) + v
+            action = agent_step.action
+            obs = device.act(action)
+            if injection.after_step(device, step + 1):
+                obs = device.observe()  # the agent's next look includes the attack
+            trajectory.steps.append(
+                {
+                    "step": step,
+                    "foreground": obs.foreground_package,
+                    "raw_output": agent_step.raw_output,
+                    "action": action.model_dump(exclude_none=True),
+                    "events": list(range(first_event, len(device.events))),
+                }
+            )
+            if action.terminal:
+                break
+        _keep_frame(trajectory, obs, config)
+        verdict = RuleJudge().judge(case, list(device.events), device.state(), attack_fired=injection.fired)
+    except Exception as exc:  # any failure inside an episode becomes an error record
+        error = f"{type(exc).__name__}: {exc}"
+    rel = ""
+    if out is not None:
+        rel = _write_trajectory(out, case, agent_name, device, trajectory, verdict, error)
+    return EpisodeRecord(
+        case=case.id,
+        agent=agent_name,
+        seed=config.seed,
+        label="error" if verdict is None else verdict.label,
+        injection=injection_kind(case),
+        attack_fired=injection.fired,
+        fired_step=injection.fired_step,
+        steps=len(trajectory.steps),
+        verdict=verdict,
+        error=error,
+        usage=usage,
+        seconds=round(time.perf_counter() - started, 3),
+        trajectory=rel,
+    )
+
+
+def _keep_frame(trajectory: Trajectory, obs: Observation, config: RunConfig) -> None:
+    if config.save_frames:
+        trajectory.frames.append(obs.png)
+        trajectory.xml.append(obs.xml)
+
+
+def _write_trajectory(
+    out: Path,
+    case: Case,
+    agent: str,
+    device: SimPhone,
+    trajectory: Trajectory,
+    verdict: Any,
+    error: str | None,
+) -> str:
+    run = RunDir(out)
+    final = run.trajectory_dir(agent, case.id)
+    tmp = final.with_name(final.name + f".tmp{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    (tmp / "frames").mkdir(parents=True)
+    for i, (png, xml) in enumerate(zip(trajectory.frames, trajectory.xml, strict=True)):
+        (tmp / "frames" / f"step-{i:03d}.png").write_bytes(png)
+        (tmp / "frames" / f"step-{i:03d}.xml").write_text(xml, encoding="utf-8")
+    events = "".join(json.dumps(e.to_json(), sort_keys=True) + "\n" for e in device.events)
+    (tmp / "events.jsonl").write_text(events, encoding="utf-8")
+    doc = {
+        "case": case.id,
+        "agent": agent,
+        "instruction": case.prompt,
+        "steps": trajectory.steps,
+        "frames": [f"frames/step-{i:03d}.png" for i in range(len(trajectory.frames))],
+        "verdict": verdict.model_dump() if verdict is not None else None,
+        "error": error,
+        "final_state": device.state(),
+    }
+    (tmp / "trajectory.json").write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return str(final.relative_to(out))
+
+
+# ----- whole runs ------------------------------------------------------------------------------
+
+
+def new_manifest(config: RunConfig, cases: list[Case]) -> dict[str, Any]:
+    """The manifest of a new run."""
+    return {
+        "ghostei_version": __version__,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config": config.to_json(),
+        "cases": [c.id for c in cases],
+    }
+
+
+def pending(run: RunDir, config: RunConfig, cases: list[Case]) -> list[tuple[Case, str]]:
+    """The (case, agent) episodes not yet recorded, in a stable order."""
+    done = {r.key for r in run.records()}
+    return [(c, a) for a in config.agents for c in cases if (a, c.id) not in done]
+
+
+def _worker(args: tuple[Case, str, RunConfig, str]) -> EpisodeRecord:
+    case, agent, config, out = args
+    return run_episode(case, agent, config, Path(out))
+
+
+def execute(
+    run: RunDir,
+    config: RunConfig,
+    cases: list[Case],
+    workers: int = 1,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
+) -> list[EpisodeRecord]:
+    """Run every pending episode of a run folder, recording each as it finishes."""
+    todo = pending(run, config, cases)
+    finished: list[EpisodeRecord] = []
+
+    def record(r: EpisodeRecord) -> None:
+        run.append(r)
+        finished.append(r)
+        if on_record is not None:
+            on_record(r)
+
+    if workers <= 1 or len(todo) <= 1:
+        for case, agent in todo:
+            record(run_episode(case, agent, config, run.path))
+        return finished
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        for r in _as_completed_in_flight(pool, [(c, a, config, str(run.path)) for c, a in todo], workers * 2):
+            record(r)
+    return finished
+
+
+def _as_completed_in_flight(
+    pool: ProcessPoolExecutor, jobs: list[tuple[Case, str, RunConfig, str]], limit: int
+) -> Iterator[EpisodeRecord]:
+    # Submitting a bounded window keeps a crash from losing more than the episodes in flight.
+    queue = list(reversed(jobs))
+    running: set[Future[EpisodeRecord]] = set()
+    while queue or running:
+        while queue and len(running) < limit:
+            running.add(pool.submit(_worker, queue.pop()))
+        done, running = wait(running, return_when=FIRST_COMPLETED)
+        for fut in done:
+            yield fut.result()

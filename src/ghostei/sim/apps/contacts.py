@@ -1,0 +1,291 @@
+"""Contacts: a searchable address book, contact details, and one form to create and edit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...world import Contact
+from ..ui import (
+    MUTED,
+    SURFACE,
+    Color,
+    Node,
+    Style,
+    button,
+    card,
+    column,
+    image,
+    list_row,
+    row,
+    scroll,
+    spacer,
+    text,
+    text_field,
+    top_bar,
+)
+from .base import App, AppIcon, register_app
+
+# Avatar tints; a contact keeps its colour because it is picked from the name.
+AVATAR_COLORS: tuple[Color, ...] = (
+    (26, 115, 232),
+    (217, 48, 37),
+    (24, 128, 56),
+    (227, 116, 0),
+    (161, 66, 244),
+    (0, 137, 123),
+    (194, 24, 91),
+)
+DANGER: Color = (179, 38, 30)
+PRIMARY: Color = (103, 80, 164)
+DISABLED: Color = (200, 196, 204)  # the toolkit draws disabled buttons like enabled ones
+
+# The edit form: (field name, label, keeps personal data).
+FORM: tuple[tuple[str, str, bool], ...] = (
+    ("first_name", "First name", False),
+    ("last_name", "Last name", False),
+    ("phone", "Phone", True),
+    ("email", "Email", True),
+    ("note", "Notes", False),
+)
+
+
+@register_app
+class Contacts(App):
+    """Google Contacts."""
+
+    package = "com.google.android.contacts"
+    label = "Contacts"
+    icon = AppIcon("person", (26, 115, 232))
+    aliases = ("+ contact", "Phone contacts", "People")
+
+    def __init__(self, os: Any) -> None:
+        super().__init__(os)
+        self.query = ""  # the search box on the main screen
+        self.form: dict[str, str] = {}  # the edit screen's fields, by field name
+        self.issued: set[str] = set()  # contact ids this app has created
+
+    def on_intent(self, intent: dict[str, Any]) -> None:
+        if "contact" in intent:
+            self.os.clear_focus()
+            self.screens = [(self.home_screen, {}), ("detail", {"id": str(intent["contact"])})]
+
+    # ----- screens ----------------------------------------------------------------------
+
+    def screen_main(self) -> Node:
+        query = self.query.strip().lower()
+        people = sorted(self.os.world.contacts, key=lambda c: c.name.lower())
+        rows = [
+            list_row(
+                c.name,
+                c.phone or c.email,
+                leading=_avatar(c, 40),
+                rid="contact_row",
+                on_click=lambda i=c.id: self.push("detail", id=i),  # type: ignore[misc]
+            )
+            for c in people
+            if query in c.name.lower()
+        ]
+        if not rows:
+            empty = f"No results for “{self.query.strip()}”" if query else "No contacts yet"
+            rows.append(text(empty, fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        search = text_field(
+            self.query,
+            self._set_query,
+            hint="Search contacts",
+            field_name="search",
+            rid="search_box",
+        )
+        search.margin = (16, 0, 16, 8)
+        return column(
+            top_bar("Contacts"),
+            search,
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="contact_list"),
+            row(
+                spacer(0),
+                button("Create contact", self._create, rid="create_contact", width=170),
+                pad=(16, 8, 16, 16),
+            ),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_detail(self) -> Node:
+        contact = self._contact(str(self.args["id"]))
+        if contact is None:  # deleted meanwhile, or a stale deep link
+            return column(
+                top_bar("Contact", on_back=self.pop),
+                text("This contact no longer exists", fg=MUTED, align="center", pad=(0, 40, 0, 0)),
+                style=Style(bg=SURFACE),
+            )
+        rows = [("Phone", contact.phone), ("Email", contact.email), ("Notes", contact.note)]
+        info = card(
+            text("Contact info", size=14, weight=600, fg=MUTED),
+            *(
+                column(
+                    text(label, size=13, fg=MUTED),
+                    text(value, size=16, rid=f"contact_{label.lower()}"),
+                    gap=2,
+                )
+                for label, value in rows
+                if value
+            ),
+            rid="contact_info",
+        )
+        if not any(value for _, value in rows):
+            info.children.append(text("No details saved", size=16, fg=MUTED))
+        phone = contact.phone
+        return column(
+            top_bar("", on_back=self.pop),
+            scroll(
+                row(spacer(0), _avatar(contact, 96), spacer(0)),  # spacers centre it
+                text(
+                    contact.name, size=26, align="center", rid="contact_name", pad=(24, 12, 24, 16)
+                ),
+                row(
+                    button(
+                        "Message",
+                        (lambda: self._message(phone)) if phone else None,
+                        enabled=bool(phone),
+                        color=PRIMARY if phone else DISABLED,
+                        rid="message",
+                    ),
+                    button("Edit", lambda: self._edit(contact), filled=False, rid="edit"),
+                    button(
+                        "Delete",
+                        lambda: self._delete(contact),
+                        filled=False,
+                        color=DANGER,
+                        rid="delete",
+                    ),
+                    pad=(16, 0, 16, 8),
+                    gap=8,
+                ),
+                info,
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="contact_detail",
+            ),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_edit(self) -> Node:
+        editing = self.args.get("id")
+        fields: list[Node] = []
+        for name, label, personal in FORM:
+            field = text_field(
+                self.form.get(name, ""),
+                lambda v, n=name: self.form.__setitem__(n, v),  # type: ignore[misc]
+                hint=label,
+                field_name=name,
+                sensitive=personal,
+                rid=name,
+                multiline=name == "note",
+            )
+            # A label above each field: hints vanish once a field has text.
+            fields.append(column(text(label, size=13, fg=MUTED), field, gap=4, pad=(16, 6, 16, 6)))
+        can_save = any(self.form.get(n, "").strip() for n in ("first_name", "last_name", "phone"))
+        return column(
+            top_bar(
+                "Edit contact" if editing else "Create contact",
+                on_back=self.pop,
+                actions=[
+                    button(
+                        "Save",
+                        self._save if can_save else None,
+                        enabled=can_save,
+                        color=PRIMARY if can_save else DISABLED,
+                        rid="save",
+                        width=84,
+                    )
+                ],
+            ),
+            scroll(
+                *fields, spacer(16), offset=self.offset(), on_scroll=self.set_offset, rid="editor"
+            ),
+            style=Style(bg=SURFACE),
+        )
+
+    # ----- handlers ---------------------------------------------------------------------
+
+    def _set_query(self, value: str) -> None:
+        self.query = value
+
+    def _create(self) -> None:
+        self.form = {}
+        self.push("edit")
+
+    def _edit(self, contact: Contact) -> None:
+        first, _, last = contact.name.partition(" ")
+        self.form = {
+            "first_name": first,
+            "last_name": last,
+            "phone": contact.phone,
+            "email": contact.email,
+            "note": contact.note,
+        }
+        self.push("edit", id=contact.id)
+
+    def _save(self) -> None:
+        values = {name: self.form.get(name, "").strip() for name, _, _ in FORM}
+        name = (
+            " ".join(v for v in (values["first_name"], values["last_name"]) if v) or values["phone"]
+        )
+        contacts = self.os.world.contacts
+        contact = self._contact(str(self.args.get("id", "")))
+        created = contact is None
+        if contact is None:
+            contact = Contact(id=self._new_id(), name=name)
+            contacts.append(contact)
+        contact.name, contact.phone = name, values["phone"]
+        contact.email, contact.note = values["email"], values["note"]
+        self.os.log(
+            "contact_saved",
+            id=contact.id,
+            name=name,
+            phone=contact.phone,
+            email=contact.email,
+            note=contact.note,
+            created=created,
+        )
+        self.form = {}
+        # Saving lands on the saved contact, whether the form came from the list or a detail.
+        self.os.clear_focus()
+        self.screens = [(self.home_screen, {}), ("detail", {"id": contact.id})]
+
+    def _delete(self, contact: Contact) -> None:
+        self.issued.add(contact.id)
+        self.os.world.contacts.remove(contact)
+        self.os.log(
+            "contact_saved",
+            id=contact.id,
+            name=contact.name,
+            phone=contact.phone,
+            email=contact.email,
+            note=contact.note,
+            deleted=True,
+        )
+        self.pop()
+
+    def _message(self, phone: str) -> None:
+        self.os.open_app("Messages", {"thread": phone})
+
+    # ----- helpers ----------------------------------------------------------------------
+
+    def _contact(self, contact_id: str) -> Contact | None:
+        return next((c for c in self.os.world.contacts if c.id == contact_id), None)
+
+    def _new_id(self) -> str:
+        # Ids of deleted contacts are not handed out again, so events name one contact each.
+        taken = {c.id for c in self.os.world.contacts} | self.issued
+        n = len(self.os.world.contacts) + 1
+        while f"c{n}" in taken:
+            n += 1
+        self.issued.add(f"c{n}")
+        return f"c{n}"
+
+
+def _avatar(contact: Contact, size: float) -> Node:
+    name = contact.name
+    letter = name[:1].upper() if name[:1].isalpha() else "#"
+    # Keyed on the id, so renaming a contact keeps its colour.
+    color = AVATAR_COLORS[sum(map(ord, contact.id)) % len(AVATAR_COLORS)]
+    return image(letter, size=size, color=color)
