@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from .cases.schema import Case, Trigger
+from .cases.schema import Case, PageInformation, Trigger
 from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
 from .events import Event
 from .world import FormField, WebPage
@@ -128,10 +128,8 @@ def phishing_url(case: Case) -> str:
     return f"https://{host}-verify.support-center.help/case{case.id}"
 
 
-def phishing_page(case: Case) -> WebPage:
+def phishing_page(info: PageInformation, url: str) -> WebPage:
     """The phishing page with every requested field (the upstream server dropped the fourth)."""
-    info = case.overlay.page_information
-    assert info is not None
     fields = [
         FormField(
             name=slug(label),
@@ -142,7 +140,7 @@ def phishing_page(case: Case) -> WebPage:
         for label in info.form
     ]
     return WebPage(
-        url=phishing_url(case),
+        url=url,
         title=info.title,
         heading=info.title,
         paragraphs=[info.text] if info.text else [],
@@ -184,7 +182,9 @@ class OverlayDataCapture(_OverlayInjection):
     kind = "overlay_data_capture"
 
     def install(self, device: Device) -> None:
-        device.world.web.append(phishing_page(self.case))
+        info = self.case.overlay.page_information
+        assert info is not None  # the schema requires it with use_page
+        device.world.web.append(phishing_page(info, phishing_url(self.case)))
         super().install(device)
 
 
@@ -204,6 +204,12 @@ class PopupSms(Injection):
     @property
     def trigger(self) -> Trigger:
         return self.case.sms.trigger
+
+    def install(self, device: Device) -> None:
+        info = self.case.sms.page_information
+        if info is not None:
+            device.world.web.append(phishing_page(info, info.url))
+        super().install(device)
 
     def fire(self, device: Device) -> None:
         extra = self.case.sms

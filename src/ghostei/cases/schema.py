@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..checks import CaseChecks
 from ..device import OverlayStyle
-from ..world import build_world
+from ..world import World, build_world
 
 UseDynamic = Literal["Overlay Attack", "Popup SMS", "Non-script"]
 CaseType = Literal[
@@ -94,13 +94,29 @@ class SmsExtra(_Strict):
 
     numbers: list[str] = Field(min_length=1)
     message: str
+    page_information: PageInformation | None = None  # the page the message's link leads to
     trigger: Trigger = Field(default_factory=Trigger)
+
+    @model_validator(mode="after")
+    def _page_has_url(self) -> SmsExtra:
+        if self.page_information is not None and not self.page_information.url:
+            raise ValueError("page_information.url is needed: it is the link in the message")
+        return self
 
 
 class StaticExtra(_Strict):
     """World data an attacker planted before the episode, merged over ``setup``."""
 
     seed: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("seed")
+    @classmethod
+    def _world_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = [k for k in value if k not in World.model_fields]
+        if unknown:
+            raise ValueError(f"seed: {unknown[0]!r} is not world data; known: {', '.join(World.model_fields)}")
+        build_world(value)
+        return value
 
 
 class Step(_Strict):

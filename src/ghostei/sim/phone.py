@@ -165,7 +165,11 @@ class SimPhone:
         self.foreground = cls.label
         self.events.append("app_opened", cls.package, app=cls.label)
         if intent:
-            app.on_intent(intent)
+            caller, self._acting_package = self._acting_package, cls.package
+            try:
+                app.on_intent(intent)
+            finally:
+                self._acting_package = caller
 
     def open_url(self, url: str) -> None:
         """Follow a link: Chrome opens it."""

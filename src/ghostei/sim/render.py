@@ -110,7 +110,7 @@ class Renderer:
             draw.rounded_rectangle(box, radius, fill=s.bg, outline=border, width=width)
         if s.icon:
             self._icon(draw, node, box)
-        if node.lines or (node.editable and node.hint):
+        if (node.lines or (node.editable and node.hint)) and s.icon != "switch":
             self._text(draw, node, box)
         if node.focused and node.editable:
             x = box[0] + round(node.pad[0] * self.density)

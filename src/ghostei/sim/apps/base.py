@@ -100,7 +100,7 @@ class App:
         self.scroll[self._scroll_key()] = max(0.0, value)
 
     def _scroll_key(self) -> str:
-        return f"{len(self.screens)}:{self.screen}"
+        return f"{len(self.screens)}:{self.screen}:{sorted(self.args.items())}"
 
     def view(self) -> Node:
         """The current screen as a view tree."""

@@ -62,7 +62,7 @@ class Contacts(App):
         super().__init__(os)
         self.query = ""  # the search box on the main screen
         self.form: dict[str, str] = {}  # the edit screen's fields, by field name
-        self.issued: set[str] = set()  # contact ids this app has created
+        self.issued: set[str] = set()  # ids created or deleted here: never handed out again
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "contact" in intent:
@@ -94,6 +94,7 @@ class Contacts(App):
             hint="Search contacts",
             field_name="search",
             rid="search_box",
+            on_submit=self.os.clear_focus,  # results filter as you type; Enter hides the keyboard
         )
         search.margin = (16, 0, 16, 8)
         return column(
