@@ -1,3 +1,3 @@
-"""GhostEI: environmental-injection attacks on mobile GUI agents, on a simulated phone or Android."""
+"""GhostEI: environmental-injection attacks on mobile GUI agents, simulated or on Android."""
 
 __version__ = "0.1.0"

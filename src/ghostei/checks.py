@@ -36,7 +36,9 @@ class EventCheck(_Check):
     @model_validator(mode="after")
     def _known_kind(self) -> EventCheck:
         if self.event not in EVENT_KINDS:
-            raise ValueError(f"unknown event kind {self.event!r}; known: {', '.join(sorted(EVENT_KINDS))}")
+            raise ValueError(
+                f"unknown event kind {self.event!r}; known: {', '.join(sorted(EVENT_KINDS))}"
+            )
         return self
 
 

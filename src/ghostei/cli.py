@@ -39,14 +39,31 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--agent", "agents", multiple=True, help="Agent to run (repeatable). Default: oracle, gullible, random.")
-@click.option("--cases", "cases_spec", default=None, help="Case ids (3, 1-5, 1,4,9) or a path to case files.")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Run folder (default: runs/<time>).")
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    help="Agent to run (repeatable). Default: oracle, gullible, random.",
+)
+@click.option(
+    "--cases", "cases_spec", default=None, help="Case ids (3, 1-5, 1,4,9) or a path to case files."
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Run folder (default: runs/<time>).",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-steps", type=click.IntRange(1, 500), default=20, show_default=True)
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True)
 @click.option("--resume", is_flag=True, help="Finish an interrupted run in --out.")
-@click.option("--screen", default="1080x2400", show_default=True, help="Screen size WxH of the simulated phone.")
+@click.option(
+    "--screen",
+    default="1080x2400",
+    show_default=True,
+    help="Screen size WxH of the simulated phone.",
+)
 @click.option("--no-frames", is_flag=True, help="Do not save PNG frames and XML dumps.")
 def run(
     agents: tuple[str, ...],
@@ -132,11 +149,24 @@ def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
         table.add_column(col, justify="left" if col == "agent" else "right")
     for agent in [a for a in order if a in metrics] + [a for a in metrics if a not in order]:
         m: AgentMetrics = metrics[agent]
-        table.add_row(agent, str(m.n), _pct(m.tc), _pct(m.fas), _pct(m.pas), _pct(m.bf), _pct(m.vr), _pct(m.fired), str(m.errors))
+        table.add_row(
+            agent,
+            str(m.n),
+            _pct(m.tc),
+            _pct(m.fas),
+            _pct(m.pas),
+            _pct(m.bf),
+            _pct(m.vr),
+            _pct(m.fired),
+            str(m.errors),
+        )
     out.print(table)
     unfired = sorted({r.case for r in records if not r.attack_fired and r.label != "error"})
     if unfired:
-        out.print(f"attack never fired in cases: {', '.join(map(str, unfired))} (see per-episode records)", highlight=False)
+        out.print(
+            f"attack never fired in cases: {', '.join(map(str, unfired))}",
+            highlight=False,
+        )
 
 
 # ----- report ------------------------------------------------------------------------------
@@ -144,7 +174,9 @@ def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
 
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
 def report(run_dir: Path, fmt: str) -> None:
     """Summarize a run folder."""
     rundir = RunDir(run_dir)
@@ -176,8 +208,12 @@ def _builtin() -> list[Any]:
 
 
 @cases.command("list")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--cases", "source", default=None, help="A path to case files instead of the built-in ones.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--cases", "source", default=None, help="A path to case files instead of the built-in ones."
+)
 def cases_list(fmt: str, source: str | None) -> None:
     """List cases."""
     try:
@@ -199,17 +235,20 @@ def cases_list(fmt: str, source: str | None) -> None:
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"{len(rows)} cases")
+    table = Table(title=f"{len(items)} cases")
     for col in ("id", "case", "type", "apps", "risks"):
         table.add_column(col)
-    for r in rows:
-        table.add_row(str(r["id"]), str(r["case"]), f"{r['case_type']} / {r['use_dynamic']}", ", ".join(r["app"]), ", ".join(r["risks"]))
+    for c in items:
+        kind = f"{c.case_type} / {c.use_dynamic}"
+        table.add_row(str(c.id), c.case, kind, ", ".join(c.app), ", ".join(c.risks))
     out.print(table)
 
 
 @cases.command("show")
 @click.argument("case_id", type=int)
-@click.option("--cases", "source", default=None, help="A path to case files instead of the built-in ones.")
+@click.option(
+    "--cases", "source", default=None, help="A path to case files instead of the built-in ones."
+)
 def cases_show(case_id: int, source: str | None) -> None:
     """Print one case as JSON."""
     try:

@@ -59,10 +59,14 @@ def by_agent(records: Iterable[EpisodeRecord]) -> dict[str, AgentMetrics]:
     return {agent: summarize(rs) for agent, rs in groups.items()}
 
 
-def report_json(records: list[EpisodeRecord], agent_order: list[str] | None = None) -> dict[str, Any]:
+def report_json(
+    records: list[EpisodeRecord], agent_order: list[str] | None = None
+) -> dict[str, Any]:
     """The machine-readable report of a run."""
     metrics = by_agent(records)
-    order = [a for a in (agent_order or []) if a in metrics] + [a for a in metrics if a not in (agent_order or [])]
+    order = [a for a in (agent_order or []) if a in metrics] + [
+        a for a in metrics if a not in (agent_order or [])
+    ]
     episodes = sorted(records, key=lambda r: (order.index(r.agent), r.case))
     return {
         "agents": {a: metrics[a].to_json() for a in order},

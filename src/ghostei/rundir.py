@@ -83,6 +83,7 @@ class RunDir:
         """The cases the run was started with."""
         file = self.path / self.CASES
         cases = []
+        lineno = 0
         try:
             for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
                 cases.append(Case.model_validate_json(line))
@@ -111,7 +112,9 @@ class RunDir:
     def repair(self) -> None:
         """Before resuming: keep only whole records, drop unfinished trajectories."""
         records = self.records()
-        _write_atomic(self.path / self.RECORDS, "".join(r.model_dump_json() + "\n" for r in records))
+        _write_atomic(
+            self.path / self.RECORDS, "".join(r.model_dump_json() + "\n" for r in records)
+        )
         done = {self.trajectory_dir(r.agent, r.case) for r in records}
         root = self.path / "episodes"
         if root.exists():

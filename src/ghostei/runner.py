@@ -85,7 +85,12 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         obs = device.reset(case.setup, seed=config.seed)
         injection.install(device)
         obs = device.observe()
-        ctx = AgentContext(case=case, seed=config.seed, max_steps=config.max_steps, owner=build_world(case.setup).owner)
+        ctx = AgentContext(
+            case=case,
+            seed=config.seed,
+            max_steps=config.max_steps,
+            owner=build_world(case.setup).owner,
+        )
         agent = build_agent(agent_name, ctx)
         agent.reset(case.prompt)
         for step in range(config.max_steps):
@@ -111,7 +116,9 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             if action.terminal:
                 break
         _keep_frame(trajectory, obs, config)
-        verdict = RuleJudge().judge(case, list(device.events), device.state(), attack_fired=injection.fired)
+        verdict = RuleJudge().judge(
+            case, list(device.events), device.state(), attack_fired=injection.fired
+        )
     except Exception as exc:  # any failure inside an episode becomes an error record
         error = f"{type(exc).__name__}: {exc}"
     rel = ""
@@ -170,7 +177,9 @@ def _write_trajectory(
         "error": error,
         "final_state": device.state(),
     }
-    (tmp / "trajectory.json").write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+    (tmp / "trajectory.json").write_text(
+        json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8"
+    )
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
@@ -224,7 +233,9 @@ def execute(
         return finished
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        for r in _as_completed_in_flight(pool, [(c, a, config, str(run.path)) for c, a in todo], workers * 2):
+        for r in _as_completed_in_flight(
+            pool, [(c, a, config, str(run.path)) for c, a in todo], workers * 2
+        ):
             record(r)
     return finished
 

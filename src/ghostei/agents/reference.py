@@ -21,11 +21,15 @@ TERMINAL_STEPS = ("answer", "refuse", "finish")
 
 
 def _step(action: Action, note: str) -> AgentStep:
-    return AgentStep(action=action, raw_output=f"{note}: {action.model_dump_json(exclude_none=True)}")
+    return AgentStep(
+        action=action, raw_output=f"{note}: {action.model_dump_json(exclude_none=True)}"
+    )
 
 
 def _give_up() -> Action:
-    return Action(action_type="status", goal_status="infeasible", text="could not find the next element")
+    return Action(
+        action_type="status", goal_status="infeasible", text="could not find the next element"
+    )
 
 
 class Oracle:
@@ -44,7 +48,9 @@ class Oracle:
             return _step(dismiss, "dismiss attack surface")
         action = self.script.next_action(observation)
         if action is None:
-            return _step(_give_up() if self.script.failed else Action(action_type="finish"), "solution")
+            return _step(
+                _give_up() if self.script.failed else Action(action_type="finish"), "solution"
+            )
         return _step(action, "solution")
 
     def _dismissal(self, obs: Observation) -> Action | None:
@@ -94,7 +100,9 @@ class Gullible:
                 return _step(Action(action_type="open_app", app_name=app), "back to the task")
         action = self.solution.next_action(observation)
         if action is None:
-            return _step(_give_up() if self.solution.failed else Action(action_type="finish"), "solution")
+            return _step(
+                _give_up() if self.solution.failed else Action(action_type="finish"), "solution"
+            )
         return _step(action, "solution")
 
     def _surface_visible(self, obs: Observation) -> bool:
@@ -126,7 +134,12 @@ class RandomAgent:
             target = rng.choice(clickable)
             if target.editable and rng.random() < 0.5:
                 x, y = target.center
-                action = Action(action_type="input_text", x=x, y=y, text=rng.choice(["hello", "1234", "yes", "ok"]))
+                action = Action(
+                    action_type="input_text",
+                    x=x,
+                    y=y,
+                    text=rng.choice(["hello", "1234", "yes", "ok"]),
+                )
             else:
                 x, y = target.center
                 action = Action(action_type="click", x=x, y=y)

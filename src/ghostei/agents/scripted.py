@@ -10,11 +10,12 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from ..actions import Action
+from ..actions import Action, Direction
 from ..cases.schema import Step
 from ..observation import Observation, UIElement
 from ..world import Owner
 
+_DIRECTIONS: dict[str, Direction] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 SEARCH_SCROLLS = 3  # scrolls down, then as many up, to find an element off screen
 
 
@@ -25,7 +26,10 @@ def find_element(step: Step, obs: Observation) -> UIElement | None:
             continue
         if step.do == "type" and not e.editable:
             continue
-        if step.text is not None and step.text.casefold() not in (e.text.casefold(), e.content_desc.casefold()):
+        if step.text is not None and step.text.casefold() not in (
+            e.text.casefold(),
+            e.content_desc.casefold(),
+        ):
             continue
         if step.contains is not None:
             needle = step.contains.casefold()
@@ -33,7 +37,10 @@ def find_element(step: Step, obs: Observation) -> UIElement | None:
                 continue
         if step.desc is not None and step.desc.casefold() != e.content_desc.casefold():
             continue
-        if step.hint is not None and step.hint.casefold() not in (e.hint.casefold(), e.content_desc.casefold()):
+        if step.hint is not None and step.hint.casefold() not in (
+            e.hint.casefold(),
+            e.content_desc.casefold(),
+        ):
             continue
         return e
     return None
@@ -42,7 +49,9 @@ def find_element(step: Step, obs: Observation) -> UIElement | None:
 def fill(template: str, owner: Owner) -> str:
     """Resolve ``{owner.field}`` placeholders; other braces are left as they are."""
     out: list[str] = []
-    for literal, name, _spec, _conv in string.Formatter().parse(template.replace("{{", "\0").replace("}}", "\1")):
+    for literal, name, _spec, _conv in string.Formatter().parse(
+        template.replace("{{", "\0").replace("}}", "\1")
+    ):
         out.append(literal)
         if name is None:
             continue
@@ -94,8 +103,12 @@ class Script:
             if step.do == "tap":
                 return Action(action_type="click", x=x, y=y)
             if step.do == "swipe_away":
-                return Action(action_type="swipe", x=x, y=y, x2=x, y2=max(0, element.bounds[1] - 200))
-            return Action(action_type="input_text", x=x, y=y, text=fill(step.value or "", self.owner))
+                return Action(
+                    action_type="swipe", x=x, y=y, x2=x, y2=max(0, element.bounds[1] - 200)
+                )
+            return Action(
+                action_type="input_text", x=x, y=y, text=fill(step.value or "", self.owner)
+            )
         self.position += 1
         return _untargeted(step, self.owner)
 
@@ -117,7 +130,10 @@ def _untargeted(step: Step, owner: Owner) -> Action:
         case "enter":
             return Action(action_type="keyboard_enter")
         case "scroll":
-            return Action(action_type="scroll", direction=value if value in ("up", "down", "left", "right") else "down")  # type: ignore[arg-type]
+            return Action(
+                action_type="scroll",
+                direction=_DIRECTIONS.get(value or "", "down"),
+            )
         case "back":
             return Action(action_type="navigate_back")
         case "home":
@@ -127,6 +143,8 @@ def _untargeted(step: Step, owner: Owner) -> Action:
         case "answer":
             return Action(action_type="answer", text=value)
         case "refuse":
-            return Action(action_type="refuse", text=value or "I won't do that: it could harm someone.")
+            return Action(
+                action_type="refuse", text=value or "I won't do that: it could harm someone."
+            )
         case _:
             return Action(action_type="finish", text=value)

@@ -34,7 +34,9 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 try:
                     items.append((lineno, json.loads(line)))
                 except json.JSONDecodeError as exc:
-                    raise CaseError(f"{path}:{lineno}", None, "", f"invalid JSON: {exc.msg}") from None
+                    raise CaseError(
+                        f"{path}:{lineno}", None, "", f"invalid JSON: {exc.msg}"
+                    ) from None
     else:
         try:
             data = json.loads(raw)
@@ -43,7 +45,12 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
         items = [(0, d) for d in (data if isinstance(data, list) else [data])]
     for lineno, item in items:
         if not isinstance(item, dict):
-            raise CaseError(f"{path}:{lineno}" if lineno else str(path), None, "", "a case must be a JSON object")
+            raise CaseError(
+                f"{path}:{lineno}" if lineno else str(path),
+                None,
+                "",
+                "a case must be a JSON object",
+            )
     return items
 
 
@@ -62,7 +69,11 @@ def load_cases(path: str | Path) -> list[Case]:
     root = Path(path)
     if not root.exists():
         raise CaseError(str(root), None, "", "no such file or directory")
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl")) if root.is_dir() else [root]
+    files = (
+        sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl"))
+        if root.is_dir()
+        else [root]
+    )
     if not files:
         raise CaseError(str(root), None, "", "no .json or .jsonl case files")
     cases: list[Case] = []
@@ -98,7 +109,9 @@ def select_cases(spec: str | None, available: list[Case] | None = None) -> list[
         try:
             ids = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
         except ValueError:
-            raise CaseError("--cases", None, "", f"{part!r} is not an id, an id range like 3-7, or a path") from None
+            raise CaseError(
+                "--cases", None, "", f"{part!r} is not an id, an id range like 3-7, or a path"
+            ) from None
         for i in ids:
             if i not in by_id:
                 raise CaseError("--cases", i, "", "no case with this id")

@@ -114,7 +114,9 @@ class StaticExtra(_Strict):
     def _world_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
         unknown = [k for k in value if k not in World.model_fields]
         if unknown:
-            raise ValueError(f"seed: {unknown[0]!r} is not world data; known: {', '.join(World.model_fields)}")
+            raise ValueError(
+                f"seed: {unknown[0]!r} is not world data; known: {', '.join(World.model_fields)}"
+            )
         build_world(value)
         return value
 
@@ -129,7 +131,18 @@ class Step(_Strict):
     """
 
     do: Literal[
-        "open_app", "tap", "type", "enter", "scroll", "back", "home", "wait", "answer", "refuse", "finish", "swipe_away"
+        "open_app",
+        "tap",
+        "type",
+        "enter",
+        "scroll",
+        "back",
+        "home",
+        "wait",
+        "answer",
+        "refuse",
+        "finish",
+        "swipe_away",
     ]
     text: str | None = None
     contains: str | None = None
@@ -178,7 +191,9 @@ class Case(BaseModel):
     def _known_risks(cls, value: dict[str, str]) -> dict[str, str]:
         unknown = [k for k in value if k not in RISK_DOMAINS]
         if unknown:
-            raise ValueError(f"unknown risk domain {unknown[0]!r}; known: {', '.join(RISK_DOMAINS)}")
+            raise ValueError(
+                f"unknown risk domain {unknown[0]!r}; known: {', '.join(RISK_DOMAINS)}"
+            )
         return value
 
     @field_validator("setup")
@@ -190,14 +205,16 @@ class Case(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Case:
         if self.app_domain not in APP_DOMAINS:
-            raise ValueError(f"app_domain {self.app_domain!r} is not one of {', '.join(APP_DOMAINS)}")
-        kind_extra = {
-            "Overlay Attack": OverlayExtra,
-            "Popup SMS": SmsExtra,
-        }.get(self.use_dynamic)
+            raise ValueError(
+                f"app_domain {self.app_domain!r} is not one of {', '.join(APP_DOMAINS)}"
+            )
+        extras: dict[str, type[BaseModel]] = {"Overlay Attack": OverlayExtra, "Popup SMS": SmsExtra}
+        kind_extra = extras.get(self.use_dynamic)
         if self.case_type == "Dynamic Environment Injection":
             if kind_extra is None:
-                raise ValueError("a dynamic injection needs use_dynamic 'Overlay Attack' or 'Popup SMS'")
+                raise ValueError(
+                    "a dynamic injection needs use_dynamic 'Overlay Attack' or 'Popup SMS'"
+                )
             kind_extra.model_validate(self.extra)
         elif self.use_dynamic != "Non-script":
             raise ValueError(f"use_dynamic must be 'Non-script' for {self.case_type!r}")

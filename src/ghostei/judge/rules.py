@@ -40,6 +40,10 @@ class RuleJudge:
             goal_reached=task.holds,
             attack_fired=attack_fired,
             first_compliance_step=first,
-            evidence={"task": task.evidence, "full_attack": full.evidence, "partial_attack": partial.evidence},
+            evidence={
+                "task": task.evidence,
+                "full_attack": full.evidence,
+                "partial_attack": partial.evidence,
+            },
             rationale="; ".join(parts),
         )

@@ -43,14 +43,16 @@ def _b(value: bool) -> str:
 def _node(node: Node, package: str, index: int, order: int, parts: list[str]) -> None:
     left, top, right, bottom = node.visible_bounds
     attrs = (
-        f"index=\"{index}\" text={quoteattr(node.text)} resource-id={quoteattr(resource_id(node, package))} "
-        f"class=\"{node.cls}\" package=\"{package}\" content-desc={quoteattr(node.desc)} "
-        f"checkable=\"{_b(node.checkable)}\" checked=\"{_b(node.checked)}\" "
-        f"clickable=\"{_b(node.clickable)}\" enabled=\"{_b(node.enabled)}\" "
-        f"focusable=\"{_b(node.focusable)}\" focused=\"{_b(node.focused)}\" "
-        f"scrollable=\"{_b(node.scrollable)}\" long-clickable=\"{_b(node.long_clickable)}\" "
-        f"password=\"{_b(node.password)}\" selected=\"{_b(node.selected)}\" "
-        f"bounds=\"[{left},{top}][{right},{bottom}]\" drawing-order=\"{order}\" hint={quoteattr(node.hint)}"
+        f'index="{index}" text={quoteattr(node.text)} '
+        f"resource-id={quoteattr(resource_id(node, package))} "
+        f'class="{node.cls}" package="{package}" content-desc={quoteattr(node.desc)} '
+        f'checkable="{_b(node.checkable)}" checked="{_b(node.checked)}" '
+        f'clickable="{_b(node.clickable)}" enabled="{_b(node.enabled)}" '
+        f'focusable="{_b(node.focusable)}" focused="{_b(node.focused)}" '
+        f'scrollable="{_b(node.scrollable)}" long-clickable="{_b(node.long_clickable)}" '
+        f'password="{_b(node.password)}" selected="{_b(node.selected)}" '
+        f'bounds="[{left},{top}][{right},{bottom}]" drawing-order="{order}" '
+        f"hint={quoteattr(node.hint)}"
     )
     kids = [c for c in node.children if not is_empty(c.visible_bounds)]
     if not kids:

@@ -122,7 +122,9 @@ class SimPhone:
         """Deliver an SMS into the inbox and pop a heads-up notification."""
         messages = resolve_app("Messages")
         package = messages.package if messages else "com.google.android.apps.messaging"
-        sms = Sms(id=f"in{len(self._world.sms)}", address=sender, body=body, time=self.now(), read=False)
+        sms = Sms(
+            id=f"in{len(self._world.sms)}", address=sender, body=body, time=self.now(), read=False
+        )
         self._world.sms.append(sms)
         self.events.append("sms_received", package, sender=sender, body=body)
         self.post_notification(
@@ -209,14 +211,32 @@ class SimPhone:
         if focused is not None:
             board = sysui.keyboard(self._key_char, self._key_backspace, self._key_enter)
             windows.append(
-                self._window("InputMethod", "keyboard", sysui.IME_PACKAGE, board, (0, h - keyboard_h, w, h - nav_h))
+                self._window(
+                    "InputMethod",
+                    "keyboard",
+                    sysui.IME_PACKAGE,
+                    board,
+                    (0, h - keyboard_h, w, h - nav_h),
+                )
             )
         clock = self._clock.strftime("%-H:%M")
         windows.append(
-            self._window("StatusBar", "status_bar", sysui.SYSTEMUI_PACKAGE, sysui.status_bar(clock), (0, 0, w, status_h))
+            self._window(
+                "StatusBar",
+                "status_bar",
+                sysui.SYSTEMUI_PACKAGE,
+                sysui.status_bar(clock),
+                (0, 0, w, status_h),
+            )
         )
         windows.append(
-            self._window("NavigationBar", "navigation_bar", sysui.SYSTEMUI_PACKAGE, sysui.navigation_bar(), (0, h - nav_h, w, h))
+            self._window(
+                "NavigationBar",
+                "navigation_bar",
+                sysui.SYSTEMUI_PACKAGE,
+                sysui.navigation_bar(),
+                (0, h - nav_h, w, h),
+            )
         )
         if self.heads_up is not None and not self.shade_open:
             n = self.heads_up[0]
@@ -225,14 +245,30 @@ class SimPhone:
             frame = (0, status_h, w, card.bounds[3] + self._px(4))
             windows.append(Window("HeadsUp", "heads_up", sysui.SYSTEMUI_PACKAGE, card, frame))
         if self.shade_open:
-            panel = sysui.shade(self.notifications, clock, self._open_notification, self._clear_notifications)
+            panel = sysui.shade(
+                self.notifications, clock, self._open_notification, self._clear_notifications
+            )
             windows.append(
-                self._window("NotificationShade", "shade", sysui.SYSTEMUI_PACKAGE, panel, (0, status_h, w, h - nav_h), focusable=True)
+                self._window(
+                    "NotificationShade",
+                    "shade",
+                    sysui.SYSTEMUI_PACKAGE,
+                    panel,
+                    (0, status_h, w, h - nav_h),
+                    focusable=True,
+                )
             )
         return windows
 
     def _window(
-        self, name: str, kind: Any, package: str, root: Node, frame: Rect, *, focusable: bool = False
+        self,
+        name: str,
+        kind: Any,
+        package: str,
+        root: Node,
+        frame: Rect,
+        *,
+        focusable: bool = False,
     ) -> Window:
         left, top, right, bottom = frame
         self.layout.place(root, left, top, right - left, bottom - top)
@@ -247,7 +283,9 @@ class SimPhone:
     def _activity_window(self, content: Node, top: int, bottom: int, nav_h: int) -> Window:
         w, h = self.width, self.height
         self.layout.place(content, 0, top, w, bottom - top)
-        root_content = Node(cls="android.widget.FrameLayout", rid="android:id/content", children=[content])
+        root_content = Node(
+            cls="android.widget.FrameLayout", rid="android:id/content", children=[content]
+        )
         root_content.bounds = (0, top, w, bottom)
         status_bg = Node(rid="android:id/statusBarBackground", bounds=(0, 0, w, top))
         nav_bg = Node(rid="android:id/navigationBarBackground", bounds=(0, h - nav_h, w, h))
@@ -295,7 +333,14 @@ class SimPhone:
             for node in window.root.walk():
                 if is_empty(node.visible_bounds):
                     continue
-                if not (node.clickable or node.editable or node.checkable or node.scrollable or node.text or node.desc):
+                if not (
+                    node.clickable
+                    or node.editable
+                    or node.checkable
+                    or node.scrollable
+                    or node.text
+                    or node.desc
+                ):
                     continue
                 elements.append(
                     UIElement(
@@ -369,7 +414,11 @@ class SimPhone:
             return
         self.focus_field = node.field_name
         self.events.append(
-            "field_focused", window.package, field=node.field_name, sensitive=node.sensitive, window=window.name
+            "field_focused",
+            window.package,
+            field=node.field_name,
+            sensitive=node.sensitive,
+            window=window.name,
         )
         if node.on_click is not None:
             node.on_click()
@@ -421,7 +470,9 @@ class SimPhone:
         if x is not None and y is not None:
             window = topmost_at(windows, x, y)
             if window is not None:
-                candidates = [n for n in window.root.walk() if n.scrollable and hit(n.visible_bounds, x, y)]
+                candidates = [
+                    n for n in window.root.walk() if n.scrollable and hit(n.visible_bounds, x, y)
+                ]
         if not candidates:
             window = active_window(windows)
             if window is not None:
@@ -523,7 +574,12 @@ class SimPhone:
         self._scroll_by(self._scroll_target(x, y), dy)
 
     def _do_swipe(self, action: Action) -> None:
-        assert action.x is not None and action.y is not None and action.x2 is not None and action.y2 is not None
+        assert (
+            action.x is not None
+            and action.y is not None
+            and action.x2 is not None
+            and action.y2 is not None
+        )
         x, y, x2, y2 = action.x, action.y, action.x2, action.y2
         status_h = self._px(sysui.STATUS_BAR_DP)
         if y <= status_h * 2 and y2 - y > self.height // 8:
@@ -532,7 +588,12 @@ class SimPhone:
             self.events.append("shade_opened", sysui.SYSTEMUI_PACKAGE)
             return
         window = topmost_at(self._windows_cache, x, y)
-        if window is not None and window.kind == "heads_up" and y2 < y and self.heads_up is not None:
+        if (
+            window is not None
+            and window.kind == "heads_up"
+            and y2 < y
+            and self.heads_up is not None
+        ):
             n = self.heads_up[0]
             self.heads_up = None
             self.events.append("notification_dismissed", n.package, id=n.id)
@@ -594,4 +655,6 @@ class SimPhone:
         self.events.append("asked_user", "", text=action.text or "")
 
     def _do_invalid(self, action: Action) -> None:
-        self.events.append("invalid_action", "", reason="unparseable model output", raw=action.raw or "")
+        self.events.append(
+            "invalid_action", "", reason="unparseable model output", raw=action.raw or ""
+        )

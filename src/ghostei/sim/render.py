@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import fontpkg.pil
+import fontpkg.pil  # type: ignore[import-untyped]
 from PIL import Image, ImageDraw, ImageFont
 
 from .ui import Color, Layout, Measurer, Node, Rect, is_empty
@@ -18,7 +18,8 @@ from .windows import Window
 @lru_cache(maxsize=256)
 def font(size_px: int, weight: int = 400) -> ImageFont.FreeTypeFont:
     """Roboto at a pixel size and weight (the variable font's weight axis)."""
-    return fontpkg.pil.truetype("Roboto", max(1, size_px), weight=weight)
+    loaded: ImageFont.FreeTypeFont = fontpkg.pil.truetype("Roboto", max(1, size_px), weight=weight)
+    return loaded
 
 
 class FontMeasurer(Measurer):
@@ -133,9 +134,9 @@ class Renderer:
         left = box[0] + round(node.pad[0] * self.density)
         right = box[2] - round(node.pad[2] * self.density)
         block = line_h * len(lines)
-        top = box[1] + round(node.pad[1] * self.density)
+        top = box[1] + node.pad[1] * self.density
         if node.height > 0:  # fixed-height controls centre their text vertically
-            top = box[1] + ((box[3] - box[1]) - block) // 2
+            top = box[1] + ((box[3] - box[1]) - block) / 2
         for i, line in enumerate(lines):
             width = f.getlength(line)
             if s.align == "center":
@@ -156,7 +157,10 @@ class Renderer:
         if glyph == "switch":
             thumb = r - 6
             tx = x1 - r if node.checked else x0 + r
-            draw.ellipse((tx - thumb, cy - thumb, tx + thumb, cy + thumb), fill=(255, 255, 255) if node.checked else (121, 116, 126))
+            draw.ellipse(
+                (tx - thumb, cy - thumb, tx + thumb, cy + thumb),
+                fill=(255, 255, 255) if node.checked else (121, 116, 126),
+            )
         elif glyph == "<":
             k = r // 2
             draw.line((cx - k, cy, cx + k, cy), fill=fg, width=lw)
@@ -164,7 +168,9 @@ class Renderer:
             draw.line((cx - k, cy, cx, cy + k), fill=fg, width=lw)
         elif glyph == "send":
             k = r // 2
-            draw.polygon([(cx - k, cy - k), (cx + k, cy), (cx - k, cy + k), (cx - k // 3, cy)], fill=fg)
+            draw.polygon(
+                [(cx - k, cy - k), (cx + k, cy), (cx - k, cy + k), (cx - k // 3, cy)], fill=fg
+            )
         elif glyph == "search":
             k = r // 3
             draw.ellipse((cx - k - 4, cy - k - 4, cx + k - 4, cy + k - 4), outline=fg, width=lw)
@@ -200,18 +206,27 @@ class Renderer:
             draw.pieslice((x0, y0, x1, y1), 30, 150, fill=(15, 157, 88))
             draw.pieslice((x0, y0, x1, y1), 150, 270, fill=(244, 180, 0))
             inner = r // 2
-            draw.ellipse((cx - inner - 5, cy - inner - 5, cx + inner + 5, cy + inner + 5), fill=(255, 255, 255))
+            draw.ellipse(
+                (cx - inner - 5, cy - inner - 5, cx + inner + 5, cy + inner + 5),
+                fill=(255, 255, 255),
+            )
             draw.ellipse((cx - inner, cy - inner, cx + inner, cy + inner), fill=(66, 133, 244))
         elif glyph == "gear":
             k = int(r * 0.55)
             for a in range(0, 360, 45):
                 draw.regular_polygon((cx, cy, k + 6), 4, rotation=a, fill=fg)
             draw.ellipse((cx - k, cy - k, cx + k, cy + k), fill=fg)
-            draw.ellipse((cx - k // 2, cy - k // 2, cx + k // 2, cy + k // 2), fill=node.style.bg or (95, 99, 104))
+            draw.ellipse(
+                (cx - k // 2, cy - k // 2, cx + k // 2, cy + k // 2),
+                fill=node.style.bg or (95, 99, 104),
+            )
         elif glyph == "bubble":
             k = int(r * 0.5)
             draw.rounded_rectangle((cx - k, cy - k, cx + k, cy + k // 2), k // 3, fill=fg)
-            draw.polygon([(cx - k // 2, cy + k // 2 - 2), (cx - k // 2, cy + k), (cx, cy + k // 2 - 2)], fill=fg)
+            draw.polygon(
+                [(cx - k // 2, cy + k // 2 - 2), (cx - k // 2, cy + k), (cx, cy + k // 2 - 2)],
+                fill=fg,
+            )
         elif glyph == "person":
             k = int(r * 0.28)
             draw.ellipse((cx - k, cy - 2 * k, cx + k, cy), fill=fg)

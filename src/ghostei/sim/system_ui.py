@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..device import OverlaySpec
@@ -130,7 +131,9 @@ KEY_ROWS = ["1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm"]
 def keyboard(type_char: Callable[[str], None], backspace: Handler, enter: Handler) -> Node:
     """Gboard-like QWERTY keys; taps on them type, as on a phone."""
 
-    def key(ch: str, width: float = 0, label: str = "", on: Handler | None = None, glyph: str = "") -> Node:
+    def key(
+        ch: str, width: float = 0, label: str = "", on: Handler | None = None, glyph: str = ""
+    ) -> Node:
         return Node(
             cls="android.widget.Button",
             text="" if glyph else ch,
@@ -140,7 +143,11 @@ def keyboard(type_char: Callable[[str], None], backspace: Handler, enter: Handle
             width=width,
             height=46,
             style=Style(
-                bg=(255, 255, 255) if not glyph else (211, 215, 228), size=22, align="center", radius=8, icon=glyph
+                bg=(255, 255, 255) if not glyph else (211, 215, 228),
+                size=22,
+                align="center",
+                radius=8,
+                icon=glyph,
             ),
         )
 
@@ -212,7 +219,7 @@ def shade(
                 cls="android.widget.FrameLayout",
                 rid="expandableNotificationRow",
                 clickable=True,
-                on_click=lambda n=n: open_notification(n),  # type: ignore[misc]
+                on_click=partial(open_notification, n),
                 pad=(20, 12, 20, 12),
                 gap=2,
                 margin=(12, 0, 12, 0),
@@ -241,7 +248,14 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
             spacer(40),
             _badge(spec.urgent, 72),
             text(spec.brand, size=14, fg=MUTED, align="center", rid="brand"),
-            text(spec.title, size=26, weight=600, fg=confirm_color if spec.urgent else (29, 27, 32), align="center", rid="alertTitle"),
+            text(
+                spec.title,
+                size=26,
+                weight=600,
+                fg=confirm_color if spec.urgent else (29, 27, 32),
+                align="center",
+                rid="alertTitle",
+            ),
             text(spec.content, size=16, fg=MUTED, align="center", rid="message"),
             spacer(),
             button(spec.confirm, on_confirm, rid="confirm", color=confirm_color),
@@ -258,9 +272,17 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
     ]
     if spec.style == "bottom_sheet":
         panel = column(
-            Node(width=32, height=4, margin=(162, 0, 0, 4), style=Style(bg=(121, 116, 126), radius=2)),
+            Node(
+                width=32, height=4, margin=(162, 0, 0, 4), style=Style(bg=(121, 116, 126), radius=2)
+            ),
             text(spec.brand, size=13, fg=MUTED, rid="brand"),
-            text(spec.title, size=22, weight=600, fg=URGENT_RED if spec.urgent else (29, 27, 32), rid="alertTitle"),
+            text(
+                spec.title,
+                size=22,
+                weight=600,
+                fg=URGENT_RED if spec.urgent else (29, 27, 32),
+                rid="alertTitle",
+            ),
             text(spec.content, size=15, fg=MUTED, rid="message"),
             button(spec.confirm, on_confirm, rid="confirm", color=confirm_color),
             button(spec.cancel, on_cancel, rid="cancel", filled=False),
@@ -273,7 +295,14 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
         return column(spacer(), panel, cls="android.widget.FrameLayout", rid="overlay_root")
     panel = column(
         _badge(spec.urgent, 44),
-        text(spec.title, size=22, weight=600 if spec.urgent else 500, fg=URGENT_RED if spec.urgent else (29, 27, 32), align="center", rid="alertTitle"),
+        text(
+            spec.title,
+            size=22,
+            weight=600 if spec.urgent else 500,
+            fg=URGENT_RED if spec.urgent else (29, 27, 32),
+            align="center",
+            rid="alertTitle",
+        ),
         text(spec.content, size=15, fg=MUTED, rid="message"),
         row(*actions_dialog, gap=10, rid="buttonPanel"),
         cls="android.widget.FrameLayout",
@@ -283,7 +312,9 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
         margin=(28, 0, 28, 0),
         style=Style(bg=(236, 230, 240), radius=28, elevation=True),
     )
-    return column(spacer(FILL), panel, spacer(FILL), cls="android.widget.FrameLayout", rid="overlay_root")
+    return column(
+        spacer(FILL), panel, spacer(FILL), cls="android.widget.FrameLayout", rid="overlay_root"
+    )
 
 
 def _badge(urgent: bool, size: float) -> Node:
@@ -293,6 +324,12 @@ def _badge(urgent: bool, size: float) -> Node:
         cls="android.widget.ImageView",
         width=size,
         height=size,
-        style=Style(bg=color, fg=(255, 255, 255), icon="!" if urgent else "i", size=size * 0.5, radius=size / 2),
+        style=Style(
+            bg=color,
+            fg=(255, 255, 255),
+            icon="!" if urgent else "i",
+            size=size * 0.5,
+            radius=size / 2,
+        ),
     )
     return row(spacer(0), glyph, spacer(0))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Rect = tuple[int, int, int, int]  # left, top, right, bottom in pixels
 Color = tuple[int, int, int]
@@ -108,28 +108,30 @@ OUTLINE: Color = (121, 116, 126)
 DIVIDER: Color = (230, 224, 233)
 
 
-def column(*children: Node, **kw: object) -> Node:
+def column(*children: Node, **kw: Any) -> Node:
     """A vertical group."""
-    return Node(cls=str(kw.pop("cls", "android.widget.LinearLayout")), children=list(children), **kw)  # type: ignore[arg-type]
+    return Node(
+        cls=str(kw.pop("cls", "android.widget.LinearLayout")), children=list(children), **kw
+    )
 
 
-def row(*children: Node, **kw: object) -> Node:
+def row(*children: Node, **kw: Any) -> Node:
     """A horizontal group; children with width 0 share the rest by weight."""
     return Node(
         cls=str(kw.pop("cls", "android.widget.LinearLayout")),
         direction="row",
         children=list(children),
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
-def stack(*children: Node, **kw: object) -> Node:
+def stack(*children: Node, **kw: Any) -> Node:
     """Children drawn on top of each other."""
     return Node(
         cls=str(kw.pop("cls", "android.widget.FrameLayout")),
         direction="stack",
         children=list(children),
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
@@ -253,7 +255,9 @@ def text_field(
     )
 
 
-def switch(label: str, checked: bool, on_toggle: Handler, *, rid: str = "", summary: str = "") -> Node:
+def switch(
+    label: str, checked: bool, on_toggle: Handler, *, rid: str = "", summary: str = ""
+) -> Node:
     """A settings row with a Switch; the row and the switch both toggle."""
     lines = [text(label, size=17, rid="title")]
     if summary:
@@ -271,7 +275,9 @@ def switch(label: str, checked: bool, on_toggle: Handler, *, rid: str = "", summ
             on_click=on_toggle,
             width=52,
             height=32,
-            style=Style(bg=(103, 80, 164) if checked else (231, 224, 236), radius=16, icon="switch"),
+            style=Style(
+                bg=(103, 80, 164) if checked else (231, 224, 236), radius=16, icon="switch"
+            ),
         ),
         clickable=True,
         on_click=on_toggle,
@@ -332,7 +338,9 @@ def list_row(
     )
 
 
-def scroll(*children: Node, offset: float, on_scroll: Callable[[float], None], rid: str = "") -> Node:
+def scroll(
+    *children: Node, offset: float, on_scroll: Callable[[float], None], rid: str = ""
+) -> Node:
     """A vertical scroll view that fills what is left of its column."""
     return Node(
         cls="android.widget.ScrollView",
@@ -346,14 +354,18 @@ def scroll(*children: Node, offset: float, on_scroll: Callable[[float], None], r
     )
 
 
-def top_bar(title: str, *, on_back: Handler | None = None, actions: list[Node] | None = None) -> Node:
+def top_bar(
+    title: str, *, on_back: Handler | None = None, actions: list[Node] | None = None
+) -> Node:
     """A Material top app bar with an optional Navigate-up button."""
     kids: list[Node] = []
     if on_back is not None:
         kids.append(icon_button("<", "Navigate up", on_back))
     kids.append(text(title, size=22, rid="toolbar_title", max_lines=1, pad=(4, 10, 0, 0)))
     kids.extend(actions or [])
-    return row(*kids, cls="android.view.ViewGroup", rid="toolbar", height=64, pad=(4, 8, 8, 8), gap=4)
+    return row(
+        *kids, cls="android.view.ViewGroup", rid="toolbar", height=64, pad=(4, 8, 8, 8), gap=4
+    )
 
 
 def card(*children: Node, on_click: Handler | None = None, rid: str = "") -> Node:
@@ -379,7 +391,9 @@ def web_view(*children: Node, url: str, offset: float, on_scroll: Callable[[floa
     return page
 
 
-def dialog(title: str, body: str, actions: list[Node], *, icon: str = "", urgent: bool = False) -> Node:
+def dialog(
+    title: str, body: str, actions: list[Node], *, icon: str = "", urgent: bool = False
+) -> Node:
     """A centered alert dialog's panel (the window supplies the scrim)."""
     kids: list[Node] = []
     if icon:
@@ -500,13 +514,17 @@ class Layout:
             node.bounds = (x, y, x + w, y + height)
             return height
         if node.direction == "row":
-            content = self._place_row(node, x + left, y + top, inner_w, None if h is None else h - top - bottom)
+            content = self._place_row(
+                node, x + left, y + top, inner_w, None if h is None else h - top - bottom
+            )
         elif node.direction == "stack":
             content = 0
             for child in node.children:
                 content = max(content, self._place_child(child, x + left, y + top, inner_w, None))
         else:
-            content = self._place_column(node, x + left, y + top, inner_w, None if h is None else h - top - bottom)
+            content = self._place_column(
+                node, x + left, y + top, inner_w, None if h is None else h - top - bottom
+            )
         height = h if h is not None else content + top + bottom
         node.bounds = (x, y, x + w, y + height)
         return height
@@ -549,7 +567,11 @@ class Layout:
         placed: list[tuple[Node, int]] = []
         for child in kids:
             ml, mt, mr, mb = (self.px(v) for v in child.margin)
-            cw = self.px(child.width) if child.width > 0 else int(free * child.weight / total_weight) - ml - mr
+            cw = (
+                self.px(child.width)
+                if child.width > 0
+                else int(free * child.weight / total_weight) - ml - mr
+            )
             ch = self.place(child, cursor + ml, y + mt, max(0, cw), None) + mt + mb
             placed.append((child, ch))
             tallest = max(tallest, ch)
@@ -604,7 +626,12 @@ def intersect(a: Rect, b: Rect) -> Rect:
 
 def contains(outer: Rect, inner: Rect) -> bool:
     """Whether ``inner`` lies wholly within ``outer``."""
-    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
+    return (
+        outer[0] <= inner[0]
+        and outer[1] <= inner[1]
+        and inner[2] <= outer[2]
+        and inner[3] <= outer[3]
+    )
 
 
 def is_empty(r: Rect) -> bool:

@@ -14,8 +14,11 @@ from ..ui import Color, Node
 class System(Protocol):
     """The OS services an app may use."""
 
-    world: World
     events: EventLog
+
+    @property
+    def world(self) -> World:
+        """The episode's world data."""
 
     def log(self, kind: str, **data: Any) -> None:
         """Record an event in the name of the calling app's package."""

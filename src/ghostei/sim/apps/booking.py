@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ...world import Reservation
@@ -181,7 +182,7 @@ class Booking(App):
             kids.append(text(label, size=14, fg=MUTED, pad=(16, 10, 16, 0)))
             field = text_field(
                 values.get(name, ""),
-                lambda v, n=name: values.__setitem__(n, v),  # type: ignore[misc]
+                partial(values.__setitem__, name),
                 hint=label,
                 field_name=name,
                 password=secret,
@@ -260,7 +261,7 @@ class Booking(App):
                     size=15,
                     fg=LINK,
                     rid="host_link",
-                    on_click=lambda u=link: self._follow(u),  # type: ignore[misc]
+                    on_click=partial(self._follow, link),
                 )
             )
         return _card(*kids, rid="host_card")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ...world import WebPage
@@ -68,7 +69,13 @@ class Chrome(App):
         self.os.clear_focus()
         self.os.world.browser_history.append(url)
         page = self.os.world.page(url)
-        self.os.log("page_loaded", url=url, title=page.title if page else "", phishing=bool(page and page.phishing), found=page is not None)
+        self.os.log(
+            "page_loaded",
+            url=url,
+            title=page.title if page else "",
+            phishing=bool(page and page.phishing),
+            found=page is not None,
+        )
 
     # ----- screens ----------------------------------------------------------------------
 
@@ -79,7 +86,12 @@ class Chrome(App):
         elif page is None:
             body = [
                 text("This site can't be reached", size=22, pad=(24, 40, 24, 8)),
-                text(f"{_host(self.url)} took too long to respond.", size=15, fg=MUTED, pad=(24, 0, 24, 0)),
+                text(
+                    f"{_host(self.url)} took too long to respond.",
+                    size=15,
+                    fg=MUTED,
+                    pad=(24, 0, 24, 0),
+                ),
             ]
         else:
             body = self._page(page)
@@ -110,28 +122,56 @@ class Chrome(App):
         )
 
     def _new_tab(self) -> list[Node]:
-        kids = [text("Google", size=44, weight=500, fg=(66, 133, 244), align="center", pad=(0, 60, 0, 24))]
+        kids = [
+            text(
+                "Google", size=44, weight=500, fg=(66, 133, 244), align="center", pad=(0, 60, 0, 24)
+            )
+        ]
         for url in self.os.world.bookmarks:
             page = self.os.world.page(url)
-            kids.append(list_row(page.title if page else _host(url), _display(url), rid="bookmark", on_click=lambda u=url: self._open_link(u, "bookmark")))  # type: ignore[misc]
+            kids.append(
+                list_row(
+                    page.title if page else _host(url),
+                    _display(url),
+                    rid="bookmark",
+                    on_click=partial(self._open_link, url, "bookmark"),
+                )
+            )
         return kids
 
     def _page(self, page: WebPage) -> list[Node]:
         kids: list[Node] = []
         if page.brand:
-            kids.append(text(page.brand, size=14, weight=700, fg=(255, 255, 255), bg=(0, 53, 128), pad=(20, 12, 20, 12)))
+            kids.append(
+                text(
+                    page.brand,
+                    size=14,
+                    weight=700,
+                    fg=(255, 255, 255),
+                    bg=(0, 53, 128),
+                    pad=(20, 12, 20, 12),
+                )
+            )
         kids.append(text(page.heading or page.title, size=24, weight=600, pad=(20, 16, 20, 4)))
         for para in page.paragraphs:
             kids.append(text(para, size=16, fg=(60, 64, 67), pad=(20, 4, 20, 4)))
         for label, url in page.links.items():
-            kids.append(text(label, size=16, fg=LINK, pad=(20, 6, 20, 6), on_click=lambda u=url: self._open_link(u, "page")))  # type: ignore[misc]
+            kids.append(
+                text(
+                    label,
+                    size=16,
+                    fg=LINK,
+                    pad=(20, 6, 20, 6),
+                    on_click=partial(self._open_link, url, "page"),
+                )
+            )
         if page.form:
             values = self.forms.setdefault(page.url, {})
             for f in page.form:
                 kids.append(text(f.label, size=14, fg=MUTED, pad=(20, 8, 20, 0)))
                 field = text_field(
                     values.get(f.name, ""),
-                    lambda v, n=f.name: values.__setitem__(n, v),  # type: ignore[misc]
+                    partial(values.__setitem__, f.name),
                     hint=f.label,
                     field_name=f.name,
                     password=f.password,
@@ -141,7 +181,11 @@ class Chrome(App):
                 field.margin = (20, 0, 20, 0)
                 kids.append(field)
             done = page.url in self.submitted
-            submit = button("Submitted" if done else page.submit_label, None if done else (lambda: self._submit(page)), enabled=not done)
+            submit = button(
+                "Submitted" if done else page.submit_label,
+                None if done else (lambda: self._submit(page)),
+                enabled=not done,
+            )
             submit.margin = (20, 12, 20, 24)
             kids.append(submit)
         return kids

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ...world import Contact
@@ -80,7 +81,7 @@ class Contacts(App):
                 c.phone or c.email,
                 leading=_avatar(c, 40),
                 rid="contact_row",
-                on_click=lambda i=c.id: self.push("detail", id=i),  # type: ignore[misc]
+                on_click=partial(self.push, "detail", id=c.id),
             )
             for c in people
             if query in c.name.lower()
@@ -174,7 +175,7 @@ class Contacts(App):
         for name, label, personal in FORM:
             field = text_field(
                 self.form.get(name, ""),
-                lambda v, n=name: self.form.__setitem__(n, v),  # type: ignore[misc]
+                partial(self.form.__setitem__, name),
                 hint=label,
                 field_name=name,
                 sensitive=personal,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from ...world import Sms, same_number
@@ -24,7 +25,10 @@ from ..ui import (
 )
 from .base import App, AppIcon, register_app
 
-URL = re.compile(r"(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?", re.I)
+URL = re.compile(
+    r"(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?",
+    re.I,
+)
 
 
 def find_links(body: str) -> list[str]:
@@ -67,7 +71,7 @@ class Messages(App):
                     trailing=last.time[11:16],
                     bold=unread,
                     rid="conversation",
-                    on_click=lambda a=address: self._open_thread(a),  # type: ignore[misc]
+                    on_click=partial(self._open_thread, address),
                 )
             )
         if not rows:
@@ -76,7 +80,13 @@ class Messages(App):
             top_bar("Messages", actions=[icon_button("search", "Search", None)]),
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="conversation_list"),
             row(
-                button("Start chat", lambda: self.push("new"), rid="start_chat", width=150, desc="Start chat"),
+                button(
+                    "Start chat",
+                    lambda: self.push("new"),
+                    rid="start_chat",
+                    width=150,
+                    desc="Start chat",
+                ),
                 pad=(230, 8, 16, 16),
             ),
             style=Style(bg=(254, 247, 255)),
@@ -87,7 +97,12 @@ class Messages(App):
         matches = [
             c
             for c in self.os.world.contacts
-            if c.phone and (not query or query.lower() in c.name.lower() or _digits(query) and _digits(query) in _digits(c.phone))
+            if c.phone
+            and (
+                not query
+                or query.lower() in c.name.lower()
+                or (_digits(query) and _digits(query) in _digits(c.phone))
+            )
         ]
         rows = [
             list_row(
@@ -95,17 +110,29 @@ class Messages(App):
                 c.phone,
                 leading=image(c.name[:1].upper(), size=40),
                 rid="contact_row",
-                on_click=lambda p=c.phone: self._start(p),  # type: ignore[misc]
+                on_click=partial(self._start, c.phone),
             )
             for c in matches
         ]
         if query and _digits(query) and not matches:
-            rows.insert(0, list_row(f"Send to {query}", on_click=lambda: self._start(query), rid="send_to_number"))
+            rows.insert(
+                0,
+                list_row(
+                    f"Send to {query}", on_click=lambda: self._start(query), rid="send_to_number"
+                ),
+            )
         return column(
             top_bar("New conversation", on_back=self.pop),
             row(
                 text("To", size=16, fg=MUTED, width=36, pad=(0, 16, 0, 0)),
-                text_field(query, self._set_query, hint="Type name, phone number or email", field_name="recipient", rid="recipient_text_view", on_submit=lambda: self._start(query) if query else None),
+                text_field(
+                    query,
+                    self._set_query,
+                    hint="Type name, phone number or email",
+                    field_name="recipient",
+                    rid="recipient_text_view",
+                    on_submit=lambda: self._start(query) if query else None,
+                ),
                 pad=(16, 4, 16, 8),
                 gap=8,
             ),
@@ -120,7 +147,11 @@ class Messages(App):
         name = self.os.world.display_name(address)
         subtitle = address if name != address else ""
         return column(
-            top_bar(name, on_back=self.pop, actions=[text(subtitle, size=13, fg=MUTED, width=150, pad=(0, 16, 0, 0))]),
+            top_bar(
+                name,
+                on_back=self.pop,
+                actions=[text(subtitle, size=13, fg=MUTED, width=150, pad=(0, 16, 0, 0))],
+            ),
             scroll(*bubbles, offset=self.offset(), on_scroll=self.set_offset, rid="messages_list"),
             row(
                 text_field(
@@ -131,7 +162,12 @@ class Messages(App):
                     rid="compose_message_text",
                     multiline=True,
                 ),
-                icon_button("send", "Send SMS", (lambda: self._send(address)) if draft.strip() else None, rid="send_message_button_icon"),
+                icon_button(
+                    "send",
+                    "Send SMS",
+                    (lambda: self._send(address)) if draft.strip() else None,
+                    rid="send_message_button_icon",
+                ),
                 pad=(12, 8, 12, 12),
                 gap=8,
             ),
@@ -143,7 +179,12 @@ class Messages(App):
     def _bubble(self, m: Sms) -> Node:
         links = find_links(m.body)
         kids: list[Node] = [
-            text(m.body, size=16, fg=(29, 27, 32) if m.incoming else (255, 255, 255), rid="message_text")
+            text(
+                m.body,
+                size=16,
+                fg=(29, 27, 32) if m.incoming else (255, 255, 255),
+                rid="message_text",
+            )
         ]
         for link in links:
             kids.append(
@@ -152,7 +193,7 @@ class Messages(App):
                     size=15,
                     fg=(26, 115, 232) if m.incoming else (220, 230, 255),
                     rid="message_link",
-                    on_click=lambda u=link: self._follow(u),  # type: ignore[misc]
+                    on_click=partial(self._follow, link),
                 )
             )
         kids.append(text(m.time[11:16], size=11, fg=MUTED if m.incoming else (230, 225, 240)))
@@ -176,7 +217,9 @@ class Messages(App):
         return sorted(latest.items(), key=lambda kv: kv[1].time, reverse=True)
 
     def _messages(self, address: str) -> list[Sms]:
-        return [m for m in self.os.world.sms if same_number(m.address, address) or m.address == address]
+        return [
+            m for m in self.os.world.sms if same_number(m.address, address) or m.address == address
+        ]
 
     def _mark_read(self, address: str) -> None:
         for m in self._messages(address):
@@ -203,7 +246,15 @@ class Messages(App):
         if not body:
             return
         world = self.os.world
-        world.sms.append(Sms(id=f"out{len(world.sms)}", address=address, body=body, time=self.os.now(), incoming=False))
+        world.sms.append(
+            Sms(
+                id=f"out{len(world.sms)}",
+                address=address,
+                body=body,
+                time=self.os.now(),
+                incoming=False,
+            )
+        )
         self.os.log("sms_sent", to=address, body=body, contact=world.display_name(address))
 
     def _follow(self, url: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 from ..ui import (
@@ -101,7 +102,7 @@ class SettingsApp(App):
                 ", ".join(t.label for t in toggles),
                 leading=image(name[:1], size=40, color=TINTS.get(name, MUTED)),
                 rid="category",
-                on_click=lambda n=name: self.push("category", name=n),  # type: ignore[misc]
+                on_click=partial(self.push, "category", name=name),
             )
             for name, toggles in CATEGORIES.items()
         ]
@@ -122,7 +123,7 @@ class SettingsApp(App):
                 switch(
                     t.label,
                     bool(getattr(settings, t.field)),
-                    lambda f=t.field: self._toggle(f),  # type: ignore[misc]
+                    partial(self._toggle, t.field),
                     summary=t.summary,
                 )
             )
