@@ -85,7 +85,7 @@ class RunDir:
         cases = []
         lineno = 0
         try:
-            for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):  # noqa: B007 (read in the except)
                 cases.append(Case.model_validate_json(line))
         except FileNotFoundError:
             raise RunDirError(f"{self.path} is not a run directory (no {self.CASES})") from None

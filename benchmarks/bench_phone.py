@@ -1,0 +1,95 @@
+"""Benchmark of the simulated phone and of the default run (not a test: prints figures).
+
+    python benchmarks/bench_phone.py [--skip-run]
+
+Reports the median time of one step (act + observe with the PNG encoded), of observe without
+a screenshot, of encoding the same frame as PNG alone, and the wall time of the default
+``ghostei run`` (all built-in cases, agents oracle, gullible and random).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ghostei.actions import Action
+from ghostei.cases import builtin_cases
+from ghostei.observation import encode_png
+from ghostei.sim.phone import SimPhone
+
+
+def median_ms(fn: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--skip-run", action="store_true", help="skip the default-run timing")
+    parser.add_argument("--repeat", type=int, default=40)
+    args = parser.parse_args()
+
+    case = next(c for c in builtin_cases() if c.id == 1)
+    phone = SimPhone()
+    phone.reset(case.setup)
+    phone.act(Action(action_type="open_app", app_name="Booking"))
+    # A step that changes the screen back and forth: open a reservation, go back.
+    detail = next(e for e in phone.observe().elements if e.text == "Hotel Lumen")
+    toggle = [
+        Action(action_type="click", x=detail.center[0], y=detail.center[1]),
+        Action(action_type="navigate_back"),
+    ]
+    i = 0
+
+    def step() -> object:
+        nonlocal i
+        obs = phone.act(toggle[i % 2])
+        i += 1
+        return obs.png
+
+    step_ms = median_ms(step, args.repeat)
+    observe_ms = median_ms(phone.observe, args.repeat * 5)
+    # Encode the very frames the step produced (both screens of the toggle), alone.
+    frames = [phone.act(a).screenshot for a in toggle]
+    png_ms = statistics.median(
+        median_ms(lambda f=f: encode_png(f), args.repeat // 2) for f in frames
+    )
+    render_ms = median_ms(lambda: phone.observe().screenshot, args.repeat)
+    print(f"step (act + observe + PNG): {step_ms:7.2f} ms median")
+    print(f"observe without screenshot: {observe_ms:7.2f} ms median")
+    print(f"observe + render, no PNG:   {render_ms:7.2f} ms median")
+    print(f"PNG encoding of one frame:  {png_ms:7.2f} ms median")
+    print(f"step / PNG encoding:        {step_ms / png_ms:7.2f}x (target <= 1.5x)")
+    if not args.skip_run:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "run"
+            start = time.perf_counter()
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "from ghostei.cli import main; main()",
+                    "run",
+                    "--out",
+                    str(out),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            wall = time.perf_counter() - start
+        n = len(builtin_cases()) * 3
+        print(f"default `ghostei run`:      {wall:7.2f} s wall ({n} episodes, 2 workers)")
+
+
+if __name__ == "__main__":
+    main()
