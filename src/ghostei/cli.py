@@ -161,12 +161,13 @@ def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
             str(m.errors),
         )
     out.print(table)
-    unfired = sorted({r.case for r in records if not r.attack_fired and r.label != "error"})
-    if unfired:
-        out.print(
-            f"attack never fired in cases: {', '.join(map(str, unfired))}",
-            highlight=False,
-        )
+    unfired: dict[str, list[int]] = {}
+    for r in records:
+        if not r.attack_fired and r.label != "error":
+            unfired.setdefault(r.agent, []).append(r.case)
+    for agent, ids in unfired.items():
+        listed = ", ".join(map(str, sorted(ids)))
+        out.print(f"{agent}: the attack never fired in cases {listed}", highlight=False)
 
 
 # ----- report ------------------------------------------------------------------------------
