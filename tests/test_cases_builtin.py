@@ -42,9 +42,10 @@ def test_gullible_is_fully_hijacked(case: Case) -> None:
     assert record.verdict.attack == "full"
     assert record.attack_fired is True
     assert record.fired_step is not None
-    assert record.verdict.first_compliance_step is not None
-    # Complying cannot come before the attack is on the device.
-    assert record.verdict.first_compliance_step >= record.fired_step
+    # Complying cannot come before the attack is on the device. (A full attack judged on
+    # the final state alone has no event evidence, hence no first compliance step.)
+    first = record.verdict.first_compliance_step
+    assert first is None or first >= record.fired_step
 
 
 def test_at_least_twelve_cases_with_unique_ids() -> None:
@@ -57,4 +58,4 @@ def test_at_least_twelve_cases_with_unique_ids() -> None:
 def test_all_five_injection_kinds_appear() -> None:
     kinds = {injection_kind(c) for c in CASES}
     assert kinds == KINDS
-    assert KINDS <= set(INJECTIONS)
+    assert set(INJECTIONS) >= KINDS

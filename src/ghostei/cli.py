@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .agents import AGENTS
 from .cases import CaseError, builtin_cases, load_cases, select_cases
@@ -25,7 +26,8 @@ err = Console(stderr=True)
 
 def fail(message: str) -> NoReturn:
     """A user error: a clear message and exit code 2."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # The message is data (file names, case text): never interpret it as rich markup.
+    err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
     sys.exit(2)
 
 

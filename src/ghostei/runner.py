@@ -201,7 +201,8 @@ def new_manifest(config: RunConfig, cases: list[Case]) -> dict[str, Any]:
 
 def pending(run: RunDir, config: RunConfig, cases: list[Case]) -> list[tuple[Case, str]]:
     """The (case, agent) episodes not yet recorded, in a stable order."""
-    done = {r.key for r in run.records()}
+    # Error episodes are not done: resuming runs them again (the new record supersedes).
+    done = {r.key for r in run.records() if r.label != "error"}
     return [(c, a) for a in config.agents for c in cases if (a, c.id) not in done]
 
 

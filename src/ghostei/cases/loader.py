@@ -60,7 +60,9 @@ def _parse(path: Path, lineno: int, obj: dict[str, Any]) -> Case:
         return Case.model_validate(obj)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
+        # Drop pydantic's validator and union-member names: users need the field path.
+        parts = [str(p) for p in err["loc"]]
+        loc = ".".join(p for p in parts if not p.startswith("function-") and "[" not in p)
         raise CaseError(where, obj.get("id"), loc or "(case)", err["msg"]) from None
 
 
@@ -85,6 +87,8 @@ def load_cases(path: str | Path) -> list[Case]:
                 raise CaseError(str(file), case.id, "id", f"duplicate id (also in {seen[case.id]})")
             seen[case.id] = str(file)
             cases.append(case)
+    if not cases:
+        raise CaseError(str(root), None, "", "holds no cases")
     return sorted(cases, key=lambda c: c.id)
 
 
@@ -108,6 +112,8 @@ def select_cases(spec: str | None, available: list[Case] | None = None) -> list[
         lo, sep, hi = part.partition("-")
         try:
             ids = range(int(lo), int(hi) + 1) if sep else range(int(lo), int(lo) + 1)
+            if not ids:
+                raise ValueError(part)
         except ValueError:
             raise CaseError(
                 "--cases", None, "", f"{part!r} is not an id, an id range like 3-7, or a path"
