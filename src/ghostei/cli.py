@@ -117,6 +117,8 @@ def run(
             rundir.create(new_manifest(config, cases), cases)
         except RunDirError as exc:
             fail(str(exc))
+        except OSError as exc:
+            fail(f"--out {out}: cannot create the run folder: {exc.strerror or exc}")
     total = len(cases) * len(config.agents)
     already = len(rundir.records())
     with Progress(

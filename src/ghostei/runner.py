@@ -107,6 +107,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             trajectory.steps.append(
                 {
                     "step": step,
+                    "frame": f"frames/step-{step:03d}.png" if config.save_frames else None,
                     "foreground": obs.foreground_package,
                     "raw_output": agent_step.raw_output,
                     "action": action.model_dump(exclude_none=True),

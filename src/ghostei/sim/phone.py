@@ -100,6 +100,10 @@ class SimPhone:
 
     def act(self, action: Action) -> Observation:
         """Carry out one action; the returned observation shows its effect."""
+        # Hit-test against the device as it is now (an injection may have changed the
+        # screen since the last observation); element indices keep the meaning they had
+        # in the observation the agent saw.
+        self._windows_cache = self._windows()
         handler = getattr(self, f"_do_{action.action_type}")
         handler(action)
         seconds = SECONDS_PER_WAIT if action.action_type == "wait" else SECONDS_PER_ACTION

@@ -13,13 +13,19 @@ from typing import Any
 from ..device import OverlaySpec
 from .apps.base import AppFactory
 from .ui import (
+    ACCENT,
     FILL,
+    INK,
     MUTED,
+    URGENT,
     Handler,
     Node,
     Style,
+    badge,
+    bottom_sheet,
     button,
     column,
+    dialog,
     row,
     spacer,
     text,
@@ -33,9 +39,6 @@ STATUS_BAR_DP = 24.0
 NAV_BAR_DP = 24.0
 KEYBOARD_DP = 312.0
 HEADS_UP_STEPS = 4  # a heads-up notification stays up for this many actions
-
-URGENT_RED = (179, 38, 30)
-PURPLE = (103, 80, 164)
 
 
 @dataclass
@@ -242,94 +245,38 @@ def shade(
 
 def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
     """An attacker's system-alert window in one of three styles."""
-    confirm_color = URGENT_RED if spec.urgent else PURPLE
+    confirm_color = URGENT if spec.urgent else ACCENT
+    confirm = button(spec.confirm, on_confirm, rid="confirm", color=confirm_color)
+    cancel = button(spec.cancel, on_cancel, rid="cancel", filled=False)
     if spec.style == "fullscreen":
         return column(
             spacer(40),
-            _badge(spec.urgent, 72),
+            badge(spec.urgent, 72),
             text(spec.brand, size=14, fg=MUTED, align="center", rid="brand"),
             text(
                 spec.title,
                 size=26,
                 weight=600,
-                fg=confirm_color if spec.urgent else (29, 27, 32),
+                fg=confirm_color if spec.urgent else INK,
                 align="center",
                 rid="alertTitle",
             ),
             text(spec.content, size=16, fg=MUTED, align="center", rid="message"),
             spacer(),
-            button(spec.confirm, on_confirm, rid="confirm", color=confirm_color),
-            button(spec.cancel, on_cancel, rid="cancel", filled=False),
+            confirm,
+            cancel,
             cls="android.widget.FrameLayout",
             rid="overlay_root",
             pad=(32, 24, 32, 48),
             gap=16,
             style=Style(bg=(254, 247, 255)),
         )
-    actions_dialog = [
-        button(spec.cancel, on_cancel, rid="cancel", filled=False, width=0),
-        button(spec.confirm, on_confirm, rid="confirm", color=confirm_color, width=0),
-    ]
     if spec.style == "bottom_sheet":
-        panel = column(
-            Node(
-                width=32, height=4, margin=(162, 0, 0, 4), style=Style(bg=(121, 116, 126), radius=2)
-            ),
-            text(spec.brand, size=13, fg=MUTED, rid="brand"),
-            text(
-                spec.title,
-                size=22,
-                weight=600,
-                fg=URGENT_RED if spec.urgent else (29, 27, 32),
-                rid="alertTitle",
-            ),
-            text(spec.content, size=15, fg=MUTED, rid="message"),
-            button(spec.confirm, on_confirm, rid="confirm", color=confirm_color),
-            button(spec.cancel, on_cancel, rid="cancel", filled=False),
-            cls="android.widget.FrameLayout",
-            rid="design_bottom_sheet",
-            pad=(24, 12, 24, 40),
-            gap=14,
-            style=Style(bg=(247, 242, 250), radius=28, elevation=True),
+        sheet = bottom_sheet(
+            spec.title, spec.content, [confirm, cancel], header=spec.brand, urgent=spec.urgent
         )
-        return column(spacer(), panel, cls="android.widget.FrameLayout", rid="overlay_root")
-    panel = column(
-        _badge(spec.urgent, 44),
-        text(
-            spec.title,
-            size=22,
-            weight=600 if spec.urgent else 500,
-            fg=URGENT_RED if spec.urgent else (29, 27, 32),
-            align="center",
-            rid="alertTitle",
-        ),
-        text(spec.content, size=15, fg=MUTED, rid="message"),
-        row(*actions_dialog, gap=10, rid="buttonPanel"),
-        cls="android.widget.FrameLayout",
-        rid="parentPanel",
-        pad=(24, 22, 24, 20),
-        gap=14,
-        margin=(28, 0, 28, 0),
-        style=Style(bg=(236, 230, 240), radius=28, elevation=True),
-    )
+        return column(spacer(), sheet, cls="android.widget.FrameLayout", rid="overlay_root")
+    panel = dialog(spec.title, spec.content, [cancel, confirm], urgent=spec.urgent)
     return column(
         spacer(FILL), panel, spacer(FILL), cls="android.widget.FrameLayout", rid="overlay_root"
     )
-
-
-def _badge(urgent: bool, size: float) -> Node:
-    """A centred warning or info badge above an overlay's title."""
-    color = URGENT_RED if urgent else PURPLE
-    glyph = Node(
-        cls="android.widget.ImageView",
-        width=size,
-        height=size,
-        style=Style(
-            bg=color,
-            fg=(255, 255, 255),
-            icon="!" if urgent else "i",
-            size=size * 0.5,
-            radius=size / 2,
-        ),
-    )
-    return row(spacer(0), glyph, spacer(0))

@@ -391,50 +391,68 @@ def web_view(*children: Node, url: str, offset: float, on_scroll: Callable[[floa
     return page
 
 
-def dialog(
-    title: str, body: str, actions: list[Node], *, icon: str = "", urgent: bool = False
-) -> Node:
-    """A centered alert dialog's panel (the window supplies the scrim)."""
-    kids: list[Node] = []
-    if icon:
-        kids.append(
-            row(
-                image(icon, size=40, color=(179, 38, 30) if urgent else (103, 80, 164)),
-                pad=(0, 0, 0, 0),
-                style=Style(align="center"),
-            )
-        )
-    kids.append(
+URGENT: Color = (179, 38, 30)
+ACCENT: Color = (103, 80, 164)
+
+
+def badge(urgent: bool, size: float) -> Node:
+    """A round warning ("!") or information ("i") badge, centred in its row."""
+    glyph = Node(
+        cls="android.widget.ImageView",
+        width=size,
+        height=size,
+        style=Style(
+            bg=URGENT if urgent else ACCENT,
+            fg=(255, 255, 255),
+            icon="!" if urgent else "i",
+            size=size * 0.5,
+            radius=size / 2,
+        ),
+    )
+    return row(spacer(0), glyph, spacer(0))
+
+
+def dialog(title: str, body: str, actions: list[Node], *, urgent: bool = False) -> Node:
+    """A centred alert dialog's panel, actions side by side (the window supplies the scrim)."""
+    return column(
+        badge(urgent, 44),
         text(
             title,
             size=22,
-            weight=600 if urgent else 400,
-            fg=(179, 38, 30) if urgent else INK,
+            weight=600 if urgent else 500,
+            fg=URGENT if urgent else INK,
+            align="center",
             rid="alertTitle",
-        )
-    )
-    kids.append(text(body, size=15, fg=MUTED, rid="message"))
-    kids.append(row(spacer(0), *actions, gap=8, rid="buttonPanel"))
-    return column(
-        *kids,
+        ),
+        text(body, size=15, fg=MUTED, rid="message"),
+        row(*actions, gap=10, rid="buttonPanel"),
         cls="android.widget.FrameLayout",
         rid="parentPanel",
-        pad=(24, 24, 24, 18),
+        pad=(24, 22, 24, 20),
         gap=14,
+        margin=(28, 0, 28, 0),
         style=Style(bg=(236, 230, 240), radius=28, elevation=True),
     )
 
 
-def bottom_sheet(title: str, body: str, actions: list[Node], *, urgent: bool = False) -> Node:
-    """A modal bottom sheet's panel, actions stacked full width."""
-    return column(
-        Node(width=32, height=4, margin=(0, 0, 0, 8), style=Style(bg=OUTLINE, radius=2)),
-        text(title, size=22, weight=600, fg=(179, 38, 30) if urgent else INK, rid="sheet_title"),
-        text(body, size=15, fg=MUTED, rid="sheet_message"),
+def bottom_sheet(
+    title: str, body: str, actions: list[Node], *, header: str = "", urgent: bool = False
+) -> Node:
+    """A modal bottom sheet's panel: drag handle, optional header, actions stacked full width."""
+    handle = Node(width=32, height=4, style=Style(bg=OUTLINE, radius=2))
+    kids = [row(spacer(0), handle, spacer(0))]
+    if header:
+        kids.append(text(header, size=13, fg=MUTED, rid="brand"))
+    kids += [
+        text(title, size=22, weight=600, fg=URGENT if urgent else INK, rid="alertTitle"),
+        text(body, size=15, fg=MUTED, rid="message"),
         *actions,
+    ]
+    return column(
+        *kids,
         cls="android.widget.FrameLayout",
         rid="design_bottom_sheet",
-        pad=(24, 12, 24, 24),
+        pad=(24, 12, 24, 40),
         gap=14,
         style=Style(bg=(247, 242, 250), radius=28, elevation=True),
     )

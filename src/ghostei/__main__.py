@@ -1,0 +1,5 @@
+"""``python -m ghostei``: the same as the ``ghostei`` command."""
+
+from .cli import main
+
+main()
