@@ -355,20 +355,33 @@ def scroll(
 
 
 def top_bar(
-    title: str, *, on_back: Handler | None = None, actions: list[Node] | None = None
+    title: str,
+    *,
+    on_back: Handler | None = None,
+    actions: list[Node] | None = None,
+    bg: Color | None = None,
+    fg: Color = INK,
 ) -> Node:
-    """A Material top app bar with an optional Navigate-up button."""
+    """A Material top app bar with an optional Navigate-up button; ``bg`` for brand colours."""
     kids: list[Node] = []
     if on_back is not None:
-        kids.append(icon_button("<", "Navigate up", on_back))
-    kids.append(text(title, size=22, rid="toolbar_title", max_lines=1, pad=(4, 10, 0, 0)))
+        up = icon_button("<", "Navigate up", on_back)
+        up.style = Style(icon="<", fg=fg, size=22, align="center", radius=24)
+        kids.append(up)
+    kids.append(text(title, size=22, fg=fg, rid="toolbar_title", max_lines=1, pad=(4, 10, 0, 0)))
     kids.extend(actions or [])
     return row(
-        *kids, cls="android.view.ViewGroup", rid="toolbar", height=64, pad=(4, 8, 8, 8), gap=4
+        *kids,
+        cls="android.view.ViewGroup",
+        rid="toolbar",
+        height=64,
+        pad=(4, 8, 8, 8),
+        gap=4,
+        style=Style(bg=bg),
     )
 
 
-def card(*children: Node, on_click: Handler | None = None, rid: str = "") -> Node:
+def card(*children: Node, on_click: Handler | None = None, rid: str = "", bg: Color = CARD) -> Node:
     """A rounded surface grouping content."""
     return column(
         *children,
@@ -378,7 +391,7 @@ def card(*children: Node, on_click: Handler | None = None, rid: str = "") -> Nod
         pad=(16, 14, 16, 14),
         gap=6,
         margin=(16, 6, 16, 6),
-        style=Style(bg=CARD, radius=14),
+        style=Style(bg=bg, radius=14),
     )
 
 

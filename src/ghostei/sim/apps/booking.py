@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -309,19 +308,13 @@ class Booking(App):
 
 
 def _brand_bar(title: str, *, on_back: Handler | None = None) -> Node:
-    """A top app bar in Booking.com's blue (the toolkit's bar is always on the surface colour)."""
-    bar = top_bar(title, on_back=on_back)
-    for node in bar.walk():
-        node.style = replace(node.style, fg=WHITE)
-    bar.style = replace(bar.style, bg=BRAND)
-    return bar
+    """A top app bar in Booking.com's blue."""
+    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE)
 
 
 def _card(*children: Node, on_click: Handler | None = None, rid: str = "") -> Node:
     """The toolkit's card, white on the grey page as Booking.com draws them."""
-    node = card(*children, on_click=on_click, rid=rid)
-    node.style = replace(node.style, bg=WHITE)
-    return node
+    return card(*children, on_click=on_click, rid=rid, bg=WHITE)
 
 
 def _heading(value: str) -> Node:
