@@ -213,7 +213,7 @@ class SimPhone:
         for overlay in self.overlays:
             windows.append(self._overlay_window(overlay, status_h, nav_h))
         if focused is not None:
-            board = sysui.keyboard(self._key_char, self._key_backspace, self._key_enter)
+            board = sysui.keyboard(self._type, self._key_backspace, self._key_enter)
             windows.append(
                 self._window(
                     "InputMethod",
@@ -281,7 +281,7 @@ class SimPhone:
     def _foreground_view(self) -> Node:
         if self.foreground is None:
             date = self._clock.strftime("%a, %b %-d")
-            return sysui.launcher(installed_apps(), date, self._launch)
+            return sysui.launcher(installed_apps(), date, self.open_app)
         return self.apps[self.foreground].view()
 
     def _activity_window(self, content: Node, top: int, bottom: int, nav_h: int) -> Window:
@@ -456,17 +456,11 @@ class SimPhone:
             window=window.name,
         )
 
-    def _key_char(self, ch: str) -> None:
-        self._type(ch)
-
     def _key_backspace(self) -> None:
         self._type("\b")
 
     def _key_enter(self) -> None:
         self._do_keyboard_enter(Action(action_type="keyboard_enter"))
-
-    def _launch(self, label: str) -> None:
-        self.open_app(label)
 
     def _scroll_target(self, x: int | None, y: int | None) -> Node | None:
         windows = self._windows_cache
