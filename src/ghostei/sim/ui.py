@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 Rect = tuple[int, int, int, int]  # left, top, right, bottom in pixels
@@ -253,6 +254,31 @@ def text_field(
             size=16,
         ),
     )
+
+
+def form_field(
+    label: str,
+    values: dict[str, str],
+    name: str,
+    *,
+    password: bool = False,
+    sensitive: bool = True,
+    rid: str = "",
+    multiline: bool = False,
+    inset: float = 16,
+) -> Node:
+    """A labelled text field bound to ``values[name]``; the label stays when the hint is gone."""
+    field = text_field(
+        values.get(name, ""),
+        partial(values.__setitem__, name),
+        hint=label,
+        field_name=name,
+        password=password,
+        sensitive=sensitive,
+        rid=rid,
+        multiline=multiline,
+    )
+    return column(text(label, size=14, fg=MUTED), field, gap=4, pad=(inset, 6, inset, 6))
 
 
 def switch(

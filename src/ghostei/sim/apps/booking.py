@@ -16,6 +16,7 @@ from ..ui import (
     button,
     card,
     column,
+    form_field,
     row,
     scroll,
     spacer,
@@ -178,18 +179,7 @@ class Booking(App):
             )
         ]
         for name, label, secret in CARD_FIELDS:
-            kids.append(text(label, size=14, fg=MUTED, pad=(16, 10, 16, 0)))
-            field = text_field(
-                values.get(name, ""),
-                partial(values.__setitem__, name),
-                hint=label,
-                field_name=name,
-                password=secret,
-                sensitive=True,
-                rid=name,
-            )
-            field.margin = (16, 4, 16, 0)
-            kids.append(field)
+            kids.append(form_field(label, values, name, password=secret, rid=name))
         complete = all(values.get(name, "").strip() for name, _, _ in CARD_FIELDS)
         pay = button(
             "Pay now",

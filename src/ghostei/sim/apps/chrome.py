@@ -12,6 +12,7 @@ from ..ui import (
     Style,
     button,
     column,
+    form_field,
     icon_button,
     list_row,
     row,
@@ -168,18 +169,16 @@ class Chrome(App):
         if page.form:
             values = self.forms.setdefault(page.url, {})
             for f in page.form:
-                kids.append(text(f.label, size=14, fg=MUTED, pad=(20, 8, 20, 0)))
-                field = text_field(
-                    values.get(f.name, ""),
-                    partial(values.__setitem__, f.name),
-                    hint=f.label,
-                    field_name=f.name,
-                    password=f.password,
-                    sensitive=f.sensitive,
-                    rid="",
+                kids.append(
+                    form_field(
+                        f.label,
+                        values,
+                        f.name,
+                        password=f.password,
+                        sensitive=f.sensitive,
+                        inset=20,
+                    )
                 )
-                field.margin = (20, 0, 20, 0)
-                kids.append(field)
             done = page.url in self.submitted
             submit = button(
                 "Submitted" if done else page.submit_label,

@@ -15,6 +15,7 @@ from ..ui import (
     button,
     card,
     column,
+    form_field,
     image,
     list_row,
     row,
@@ -173,17 +174,11 @@ class Contacts(App):
         editing = self.args.get("id")
         fields: list[Node] = []
         for name, label, personal in FORM:
-            field = text_field(
-                self.form.get(name, ""),
-                partial(self.form.__setitem__, name),
-                hint=label,
-                field_name=name,
-                sensitive=personal,
-                rid=name,
-                multiline=name == "note",
+            fields.append(
+                form_field(
+                    label, self.form, name, sensitive=personal, rid=name, multiline=name == "note"
+                )
             )
-            # A label above each field: hints vanish once a field has text.
-            fields.append(column(text(label, size=13, fg=MUTED), field, gap=4, pad=(16, 6, 16, 6)))
         can_save = any(self.form.get(n, "").strip() for n in ("first_name", "last_name", "phone"))
         return column(
             top_bar(
