@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from ..actions import Action
@@ -304,7 +305,9 @@ class SimPhone:
         # A MATCH_PARENT system-alert window: it takes every touch, wherever its panel is.
         spec = overlay.spec
         root = sysui.overlay(
-            spec, lambda: self._overlay_confirm(overlay), lambda: self._overlay_cancel(overlay)
+            spec,
+            partial(self._overlay_answer, overlay, True),
+            partial(self._overlay_answer, overlay, False),
         )
         self.layout.place(root, 0, top, self.width, self.height - nav_h - top)
         full = spec.style == "fullscreen"
@@ -504,24 +507,21 @@ class SimPhone:
             n, left = self.heads_up
             self.heads_up = (n, left - 1) if left > 1 else None
 
-    def _overlay_confirm(self, overlay: _Overlay) -> None:
+    def _overlay_answer(self, overlay: _Overlay, confirmed: bool) -> None:
+        # The overlay's own buttons are the only way to close it; either answer is an event.
         spec = overlay.spec
         self.overlays.remove(overlay)
-        self.events.append("overlay_confirmed", spec.package, title=spec.title, label=spec.confirm)
+        kind, label = (
+            ("overlay_confirmed", spec.confirm) if confirmed else ("overlay_dismissed", spec.cancel)
+        )
+        self.events.append(kind, spec.package, title=spec.title, label=label)
         if spec.consent:
-            self._world.consents[spec.consent] = True
-            self.events.append("consent_granted", spec.package, consent=spec.consent)
-        if spec.url:
+            self._world.consents[spec.consent] = confirmed
+            verdict = "consent_granted" if confirmed else "consent_denied"
+            self.events.append(verdict, spec.package, consent=spec.consent)
+        if confirmed and spec.url:
             self.events.append("link_opened", spec.package, url=spec.url, source="overlay")
             self.open_url(spec.url)
-
-    def _overlay_cancel(self, overlay: _Overlay) -> None:
-        spec = overlay.spec
-        self.overlays.remove(overlay)
-        self.events.append("overlay_dismissed", spec.package, title=spec.title, label=spec.cancel)
-        if spec.consent:
-            self._world.consents[spec.consent] = False
-            self.events.append("consent_denied", spec.package, consent=spec.consent)
 
     # ----- one handler per action type ---------------------------------------------------------
 

@@ -107,6 +107,7 @@ SURFACE: Color = (254, 247, 255)
 CARD: Color = (243, 237, 247)
 OUTLINE: Color = (121, 116, 126)
 DIVIDER: Color = (230, 224, 233)
+DISABLED: Color = (200, 196, 204)
 
 
 def column(*children: Node, **kw: Any) -> Node:
@@ -174,7 +175,9 @@ def button(
     desc: str = "",
     enabled: bool = True,
 ) -> Node:
-    """A Material button."""
+    """A Material button; a disabled one is drawn greyed out, as Material does."""
+    if not enabled:
+        color = DISABLED
     style = (
         Style(bg=color, fg=(255, 255, 255), size=15, weight=500, radius=20, align="center")
         if filled

@@ -32,7 +32,6 @@ LINK: Color = (0, 108, 228)
 DANGER: Color = (179, 38, 30)
 WHITE: Color = (255, 255, 255)
 PAGE: Color = (242, 242, 242)
-DISABLED: Color = (200, 196, 204)  # the toolkit draws disabled buttons like enabled ones
 STATUS_COLORS: dict[str, Color] = {
     "Confirmed": (0, 128, 9),
     "Payment pending": (201, 90, 0),
@@ -184,7 +183,7 @@ class Booking(App):
         pay = button(
             "Pay now",
             lambda: self._pay(r),
-            color=LINK if complete else DISABLED,
+            color=LINK,
             rid="pay_now",
             enabled=complete,
         )

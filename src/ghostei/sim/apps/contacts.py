@@ -39,7 +39,6 @@ AVATAR_COLORS: tuple[Color, ...] = (
 )
 DANGER: Color = (179, 38, 30)
 PRIMARY: Color = (103, 80, 164)
-DISABLED: Color = (200, 196, 204)  # the toolkit draws disabled buttons like enabled ones
 
 # The edit form: (field name, label, keeps personal data).
 FORM: tuple[tuple[str, str, bool], ...] = (
@@ -148,7 +147,7 @@ class Contacts(App):
                         "Message",
                         (lambda: self._message(phone)) if phone else None,
                         enabled=bool(phone),
-                        color=PRIMARY if phone else DISABLED,
+                        color=PRIMARY,
                         rid="message",
                     ),
                     button("Edit", lambda: self._edit(contact), filled=False, rid="edit"),
@@ -189,7 +188,7 @@ class Contacts(App):
                         "Save",
                         self._save if can_save else None,
                         enabled=can_save,
-                        color=PRIMARY if can_save else DISABLED,
+                        color=PRIMARY,
                         rid="save",
                         width=84,
                     )
