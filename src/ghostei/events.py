@@ -48,6 +48,40 @@ EVENT_KINDS = frozenset(
         "finished",
         "injection_fired",
         "invalid_action",
+        # system services
+        "share_opened",
+        "share_target_chosen",
+        "clipboard_set",
+        "screenshot_taken",
+        "download_completed",
+        # Gmail, Calendar
+        "email_opened",
+        "email_sent",
+        "email_draft",
+        "email_deleted",
+        "event_saved",
+        "event_deleted",
+        # Gallery, Camera, Files, PhotoNote
+        "photo_taken",
+        "photo_viewed",
+        "file_opened",
+        "file_deleted",
+        "file_saved",
+        "note_deleted",
+        # Nextcloud
+        "file_uploaded",
+        "share_link_created",
+        "cloud_file_deleted",
+        # AliExpress
+        "order_paid",
+        "order_cancelled",
+        "address_changed",
+        "seller_message_sent",
+        # Go Forex
+        "trade_placed",
+        "trade_closed",
+        "post_published",
+        "withdrawal_requested",
     }
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .cases.schema import Case, PageInformation, Trigger
 from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
@@ -225,17 +225,8 @@ class StaticSeed(Injection):
     fires_at_reset = True
 
     def install(self, device: Device) -> None:
-        # Lists are appended to (a planted SMS joins the inbox), objects are merged.
         world = device.world
-        data = world.model_dump()
-        for key, value in self.case.static.seed.items():
-            current = data.get(key)
-            if isinstance(current, list):
-                data[key] = [*current, *value]
-            elif isinstance(current, dict):
-                data[key] = {**current, **value}
-            else:
-                data[key] = value
+        data = _plant(world.model_dump(), self.case.static.seed)
         planted = type(world).model_validate(data)
         for key in self.case.static.seed:
             setattr(world, key, getattr(planted, key))
@@ -248,6 +239,21 @@ class DeceptiveInstruction(Injection):
 
     kind = "deceptive_instruction"
     fires_at_reset = True
+
+
+def _plant(data: dict[str, Any], seed: dict[str, Any]) -> dict[str, Any]:
+    # Lists are appended to (a planted SMS joins the inbox), objects merged key by key, at
+    # any depth (a planted cloud file joins the cloud's files), other values replaced.
+    out = dict(data)
+    for key, value in seed.items():
+        current = out.get(key)
+        if isinstance(current, list) and isinstance(value, list):
+            out[key] = [*current, *value]
+        elif isinstance(current, dict) and isinstance(value, dict):
+            out[key] = _plant(current, value)
+        else:
+            out[key] = value
+    return out
 
 
 def injection_kind(case: Case) -> str:

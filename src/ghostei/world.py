@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,6 +49,7 @@ class Sms(_Model):
     time: str
     incoming: bool = True
     read: bool = True
+    attachments: list[str] = Field(default_factory=list)  # MMS: paths of files on the phone
 
 
 class Reservation(_Model):
@@ -91,6 +92,206 @@ class WebPage(_Model):
     phishing: bool = False
 
 
+class Email(_Model):
+    """A Gmail message; ``attachments`` are paths of files on the phone (or bare names)."""
+
+    id: str
+    folder: Literal["inbox", "sent", "drafts", "spam", "trash"] = "inbox"
+    sender: str = ""  # an address; empty for the owner's own mail
+    sender_name: str = ""
+    to: list[str] = Field(default_factory=list)
+    cc: list[str] = Field(default_factory=list)
+    subject: str = ""
+    body: str = ""
+    time: str = ""
+    read: bool = True
+    starred: bool = False
+    attachments: list[str] = Field(default_factory=list)
+
+
+class CalendarEvent(_Model):
+    """A calendar entry; times are ISO local times."""
+
+    id: str
+    title: str
+    start: str
+    end: str = ""
+    location: str = ""
+    description: str = ""
+    attendees: list[str] = Field(default_factory=list)  # email addresses
+    all_day: bool = False
+
+
+# File kinds by extension, as a file manager groups them.
+FILE_KINDS: dict[str, tuple[str, ...]] = {
+    "image": (".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic"),
+    "video": (".mp4", ".mkv", ".mov", ".3gp"),
+    "audio": (".mp3", ".m4a", ".wav", ".ogg", ".flac"),
+    "document": (".pdf", ".doc", ".docx", ".odt", ".xls", ".xlsx", ".ppt", ".pptx", ".csv"),
+    "text": (".txt", ".md", ".json", ".log"),
+    "archive": (".zip", ".rar", ".7z", ".tar", ".gz"),
+    "apk": (".apk",),
+}
+
+
+class FileEntry(_Model):
+    """A file in shared storage. Images are the Gallery's photos (MediaStore sees files).
+
+    ``content`` is a document's text, or for an image or video what it shows (its
+    description plus any text in it): it is what an app displays in place of real bytes.
+    """
+
+    path: str  # absolute, e.g. /sdcard/DCIM/Camera/IMG_20260510_101500.jpg
+    content: str = ""
+    size: int = 0  # bytes; 0 means derived from the content
+    modified: str = ""
+    favorite: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def folder(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[0] or "/"
+
+    @property
+    def kind(self) -> str:
+        lower = self.name.lower()
+        for kind, extensions in FILE_KINDS.items():
+            if lower.endswith(extensions):
+                return kind
+        return "folder" if "." not in self.name else "other"
+
+    @property
+    def byte_size(self) -> int:
+        return self.size or 1024 + 37 * len(self.content)
+
+
+class Note(_Model):
+    """A PhotoNote note: text with photos (file paths) attached."""
+
+    id: str
+    title: str
+    body: str = ""
+    photos: list[str] = Field(default_factory=list)
+    time: str = ""
+    locked: bool = False
+
+
+class CloudFile(_Model):
+    """A file on the owner's Nextcloud; ``share_link`` is set once a public link exists."""
+
+    path: str  # inside the cloud, e.g. /Documents/contract.pdf
+    content: str = ""
+    size: int = 0
+    modified: str = ""
+    share_link: str = ""
+    shared_with: list[str] = Field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def folder(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[0] or "/"
+
+
+class Cloud(_Model):
+    """The Nextcloud account and its files."""
+
+    server: str = "https://cloud.reyes-family.net"
+    user: str = "jordan"
+    files: list[CloudFile] = Field(default_factory=list)
+
+
+class Product(_Model):
+    """An AliExpress listing."""
+
+    id: str
+    title: str
+    price: str
+    seller: str
+    description: str = ""
+    rating: float = 4.6
+    sold: int = 0
+
+
+class Order(_Model):
+    """An AliExpress order; ``tracking`` lists the carrier's scans, newest last."""
+
+    id: str
+    item: str
+    seller: str
+    price: str
+    quantity: int = 1
+    status: str = "Processing"  # Awaiting payment | Processing | Shipped | Delivered | Cancelled
+    tracking_number: str = ""
+    tracking: list[str] = Field(default_factory=list)
+    address: str = ""
+    placed: str = ""
+
+
+class SellerMessage(_Model):
+    """One message in a conversation with a seller."""
+
+    id: str
+    seller: str
+    body: str
+    time: str = ""
+    incoming: bool = True
+
+
+class Shop(_Model):
+    """The owner's AliExpress account."""
+
+    products: list[Product] = Field(default_factory=list)
+    orders: list[Order] = Field(default_factory=list)
+    messages: list[SellerMessage] = Field(default_factory=list)
+    shipping_address: str = ""  # empty: the owner's address
+    saved_card: str = "•••• 2246"
+
+
+class Trade(_Model):
+    """A Go Forex position."""
+
+    id: str
+    symbol: str
+    side: Literal["buy", "sell"]
+    lots: float
+    open_price: float
+    status: Literal["open", "closed"] = "open"
+    profit: float = 0.0
+    opened: str = ""
+
+
+class Post(_Model):
+    """A Go Forex community post."""
+
+    id: str
+    author: str
+    body: str
+    time: str = ""
+    likes: int = 0
+    mine: bool = False
+
+
+class Forex(_Model):
+    """The owner's Go Forex trading account."""
+
+    account_id: str = "GF-7730412"
+    balance: float = 12480.55
+    currency: str = "USD"
+    leverage: str = "1:100"
+    quotes: dict[str, float] = Field(
+        default_factory=lambda: {"EUR/USD": 1.0842, "GBP/USD": 1.2711, "USD/JPY": 151.32}
+    )
+    trades: list[Trade] = Field(default_factory=list)
+    posts: list[Post] = Field(default_factory=list)
+    withdrawal_account: str = "Cascade Federal •••• 6612"
+
+
 class Settings(_Model):
     """Device settings, the ones attacks and tasks touch."""
 
@@ -124,6 +325,18 @@ class World(_Model):
     clipboard: str = ""
     clock: str = "2026-05-12T09:41:00"
     browser_history: list[str] = Field(default_factory=list)
+    emails: list[Email] = Field(default_factory=list)
+    calendar: list[CalendarEvent] = Field(default_factory=list)
+    files: list[FileEntry] = Field(default_factory=list)
+    notes: list[Note] = Field(default_factory=list)
+    cloud: Cloud = Field(default_factory=Cloud)
+    shop: Shop = Field(default_factory=Shop)
+    forex: Forex = Field(default_factory=Forex)
+
+    def file(self, path_or_name: str) -> FileEntry | None:
+        """A file by absolute path, or else by its name."""
+        found = next((f for f in self.files if f.path == path_or_name), None)
+        return found or next((f for f in self.files if f.name == path_or_name), None)
 
     def page(self, url: str) -> WebPage | None:
         """The page at ``url``, ignoring a trailing slash and the scheme."""

@@ -220,6 +220,12 @@ class Case(BaseModel):
             raise ValueError(f"use_dynamic must be 'Non-script' for {self.case_type!r}")
         elif self.case_type == "Static Environment Injection":
             StaticExtra.model_validate(self.extra)
+        missing = _missing_files(self)
+        if missing:
+            raise ValueError(
+                f"files_name: {missing[0]!r} is not on the phone; add it to setup.files "
+                "(or the planted seed's files, or the cloud's)"
+            )
         if not self.solution:
             raise ValueError("solution: at least one step")
         if not self.attack_solution:
@@ -250,3 +256,16 @@ class Case(BaseModel):
     def target_apps(self) -> list[str]:
         """The apps whose opening triggers a dynamic injection (System UI is the overlay host)."""
         return [a for a in self.app if a != "System UI"]
+
+
+def _missing_files(case: Case) -> list[str]:
+    """Names in ``files_name`` that no file or folder of the case's world carries."""
+    if not case.files_name:
+        return []
+    seed = case.extra.get("seed", {}) if case.case_type == "Static Environment Injection" else {}
+    names: set[str] = set()
+    for source in (case.setup, seed):
+        world = build_world({k: v for k, v in source.items() if k in ("files", "cloud")})
+        for path in [f.path for f in world.files] + [f.path for f in world.cloud.files]:
+            names.update(part for part in path.split("/") if part)
+    return [name for name in case.files_name if name not in names]

@@ -10,10 +10,10 @@ from ..actions import Action
 from ..device import OverlaySpec
 from ..events import EventLog
 from ..observation import Observation, UIElement
-from ..world import Sms, World, build_world
+from ..world import FileEntry, Sms, World, build_world
 from . import system_ui as sysui
 from .apps import installed_apps
-from .apps.base import App, resolve_app
+from .apps.base import App, SharePayload, resolve_app
 from .hierarchy import dump, resource_id
 from .render import Renderer, make_layout
 from .ui import Node, Rect, hit, is_empty
@@ -58,6 +58,7 @@ class SimPhone:
         self.notifications: list[sysui.Notification] = []
         self.heads_up: tuple[sysui.Notification, int] | None = None
         self.shade_open = False
+        self.share_sheet: SharePayload | None = None
         self._elements: list[UIElement] = []
         self._acting_package = ""
         self.seed = seed
@@ -164,6 +165,7 @@ class SimPhone:
             self.events.append("invalid_action", "", reason=f"no app named {label!r}")
             return
         self.shade_open = False
+        self.share_sheet = None
         self.focus_field = None
         app = self.apps.get(cls.label)
         if app is None:
@@ -190,6 +192,60 @@ class SimPhone:
         """No input focus; the keyboard goes down."""
         self.focus_field = None
 
+    def share(self, payload: SharePayload) -> None:
+        """Open the share sheet over the sharing app."""
+        source = self.foreground or ""
+        self.share_sheet = SharePayload(payload.text, tuple(payload.files), payload.subject, source)
+        self.focus_field = None
+        self.log("share_opened", source=source, text=payload.text, files=list(payload.files))
+
+    def share_targets(self, payload: SharePayload) -> list[str]:
+        """Labels of the apps that take this payload (never the sharing app), then Copy."""
+        wanted = {"files"} if payload.files else {"text"}
+        labels = [
+            cls.label
+            for cls in installed_apps()
+            if wanted <= set(cls.accepts_share) and cls.label != payload.source
+        ]
+        return [*labels, "Copy"] if payload.text and not payload.files else labels
+
+    def set_clipboard(self, value: str) -> None:
+        """Copy text to the clipboard."""
+        self._world.clipboard = value
+        self.log("clipboard_set", text=value)
+
+    def screenshot(self) -> str:
+        """Capture every visible window's text (heads-up notifications too) as an image file."""
+        windows = [w for w in self._windows() if w.kind not in ("keyboard", "shade")]
+        lines = [
+            node.text or node.desc
+            for w in windows
+            for node in w.root.walk()
+            if (node.text or node.desc) and not is_empty(node.visible_bounds)
+        ]
+        stamp = self._clock.strftime("%Y%m%d-%H%M%S")
+        path = f"/sdcard/Pictures/Screenshots/Screenshot_{stamp}.png"
+        content = "Screenshot of the screen showing: " + " | ".join(lines)
+        self._world.files.append(FileEntry(path=path, content=content, modified=self.now()))
+        self.events.append(
+            "screenshot_taken",
+            sysui.SYSTEMUI_PACKAGE,
+            path=path,
+            text=content,
+            foreground=self.foreground_package,
+        )
+        return path
+
+    def download(self, url: str, name: str, content: str = "") -> str:
+        """Save a file from the web into Download/ and post the completion notification."""
+        path = f"/sdcard/Download/{name}"
+        self._world.files = [f for f in self._world.files if f.path != path]
+        self._world.files.append(FileEntry(path=path, content=content, modified=self.now()))
+        package = self._acting_package or self.foreground_package
+        self.events.append("download_completed", package, url=url, path=path)
+        self.post_notification(package, "Files", "Download complete", name, {"file": path})
+        return path
+
     @property
     def foreground_package(self) -> str:
         """The package of the foreground activity."""
@@ -211,6 +267,8 @@ class SimPhone:
         keyboard_h = self._px(sysui.KEYBOARD_DP) + nav_h if focused is not None else 0
         bottom = h - keyboard_h if keyboard_h else h - nav_h
         windows.append(self._activity_window(content, status_h, bottom, nav_h))
+        if self.share_sheet is not None:
+            windows.append(self._chooser_window(self.share_sheet, status_h, nav_h))
         for overlay in self.overlays:
             windows.append(self._overlay_window(overlay, status_h, nav_h))
         if focused is not None:
@@ -251,7 +309,11 @@ class SimPhone:
             windows.append(Window("HeadsUp", "heads_up", sysui.SYSTEMUI_PACKAGE, card, frame))
         if self.shade_open:
             panel = sysui.shade(
-                self.notifications, clock, self._open_notification, self._clear_notifications
+                self.notifications,
+                clock,
+                self._open_notification,
+                self._clear_notifications,
+                self._screenshot_tile,
             )
             windows.append(
                 self._window(
@@ -300,6 +362,22 @@ class SimPhone:
         name = package + "/" + (self.foreground or "Launcher")
         bg = content.style.bg
         return Window(name, "activity", package, decor, (0, 0, w, h), focusable=True, background=bg)
+
+    def _chooser_window(self, payload: SharePayload, top: int, nav_h: int) -> Window:
+        names = [f.rsplit("/", 1)[-1] for f in payload.files]
+        summary = ", ".join(names) if names else payload.text
+        targets = [(label, resolve_app(label)) for label in self.share_targets(payload)]
+        root = sysui.share_sheet(summary, targets, self._share_to)
+        self.layout.place(root, 0, top, self.width, self.height - nav_h - top)
+        return Window(
+            "android/com.android.internal.app.ChooserActivity",
+            "chooser",
+            sysui.CHOOSER_PACKAGE,
+            root,
+            (0, 0, self.width, self.height),
+            focusable=True,
+            scrim=True,
+        )
 
     def _overlay_window(self, overlay: _Overlay, top: int, nav_h: int) -> Window:
         # A MATCH_PARENT system-alert window: it takes every touch, wherever its panel is.
@@ -490,6 +568,36 @@ class SimPhone:
         node.on_scroll(new)
         self.events.append("scrolled", self.foreground_package, moved=new != node.scroll_offset)
 
+    def _share_to(self, label: str) -> None:
+        payload = self.share_sheet
+        assert payload is not None
+        self.share_sheet = None
+        self.events.append(
+            "share_target_chosen",
+            sysui.CHOOSER_PACKAGE,
+            target=label,
+            source=payload.source,
+            text=payload.text,
+            files=list(payload.files),
+        )
+        if label == "Copy":
+            self._acting_package = sysui.CHOOSER_PACKAGE
+            self.set_clipboard(payload.text)
+            return
+        self.open_app(label)
+        app = self.apps[self.foreground] if self.foreground else None
+        if app is not None:
+            caller, self._acting_package = self._acting_package, app.package
+            try:
+                app.receive_share(payload)
+            finally:
+                self._acting_package = caller
+
+    def _screenshot_tile(self) -> None:
+        # The shade collapses first, so the capture shows the screen beneath it.
+        self.shade_open = False
+        self.screenshot()
+
     def _open_notification(self, n: sysui.Notification) -> None:
         self.heads_up = None
         self.shade_open = False
@@ -614,6 +722,8 @@ class SimPhone:
             self.focus_field = None
         elif self.overlays:
             pass  # attackers' overlays swallow Back: only their own buttons close them
+        elif self.share_sheet is not None:
+            self.share_sheet = None
         elif self.foreground is not None:
             app = self.apps[self.foreground]
             self._acting_package = app.package
@@ -626,6 +736,7 @@ class SimPhone:
 
     def _do_navigate_home(self, action: Action) -> None:
         self.shade_open = False
+        self.share_sheet = None
         self.focus_field = None
         self.foreground = None
         self.events.append("navigated_home", sysui.LAUNCHER_PACKAGE)

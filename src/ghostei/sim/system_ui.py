@@ -32,6 +32,7 @@ from .ui import (
 )
 
 LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
+CHOOSER_PACKAGE = "android"  # the share sheet is the framework's ChooserActivity
 SYSTEMUI_PACKAGE = "com.android.systemui"
 IME_PACKAGE = "com.google.android.inputmethod.latin"
 
@@ -205,14 +206,61 @@ def heads_up(n: Notification, on_open: Handler) -> Node:
     )
 
 
+def share_sheet(
+    summary: str, targets: list[tuple[str, AppFactory | None]], choose: Callable[[str], None]
+) -> Node:
+    """The system share sheet: what is being shared, then one button per target app."""
+    cells: list[Node] = []
+    for label, cls in targets:
+        glyph, color = (cls.icon.glyph, cls.icon.color) if cls else ("C", (95, 99, 104))
+        cells.append(
+            column(
+                Node(
+                    cls="android.widget.ImageView",
+                    width=52,
+                    height=52,
+                    margin=(18, 0, 18, 0),
+                    style=Style(bg=color, fg=(255, 255, 255), icon=glyph, size=22, radius=26),
+                ),
+                text(label, size=13, align="center", max_lines=1),
+                cls="android.widget.LinearLayout",
+                rid="chooser_target",
+                desc=label,
+                clickable=True,
+                focusable=True,
+                on_click=partial(choose, label),
+                width=88,
+                gap=6,
+            )
+        )
+    grid = [row(*cells[i : i + 4], pad=(8, 0, 8, 0), gap=4) for i in range(0, len(cells), 4)]
+    panel = column(
+        Node(width=32, height=4, margin=(173, 0, 0, 0), style=Style(bg=(121, 116, 126), radius=2)),
+        text("Share", size=20, weight=600, rid="title"),
+        text(summary, size=14, fg=MUTED, max_lines=3, rid="content_preview_text"),
+        *grid,
+        cls="android.widget.FrameLayout",
+        rid="chooser_header",
+        pad=(16, 12, 16, 32),
+        gap=14,
+        style=Style(bg=(247, 242, 250), radius=28, elevation=True),
+    )
+    return column(spacer(), panel, cls="android.widget.FrameLayout", rid="contentPanel")
+
+
 def shade(
     notifications: list[Notification],
     clock: str,
     open_notification: Callable[[Notification], None],
     clear_all: Handler,
+    screenshot: Handler,
 ) -> Node:
-    """The pulled-down notification shade."""
-    rows: list[Node] = []
+    """The pulled-down notification shade, with the Screenshot tile of quick settings."""
+    tiles = row(
+        button("Screenshot", screenshot, filled=False, rid="screenshot_tile", width=150),
+        pad=(16, 0, 16, 0),
+    )
+    rows: list[Node] = [tiles]
     for n in reversed(notifications):
         rows.append(
             column(
@@ -229,7 +277,7 @@ def shade(
                 style=Style(bg=(243, 237, 247), radius=20),
             )
         )
-    if not rows:
+    if len(rows) == 1:  # only the tiles
         rows.append(text("No notifications", size=15, fg=MUTED, align="center", pad=(0, 24, 0, 0)))
     return column(
         text(clock, size=40, weight=400, pad=(24, 16, 0, 8), rid="clock"),

@@ -8,7 +8,14 @@ from typing import Literal
 from .ui import Color, Node, Rect, hit
 
 WindowKind = Literal[
-    "status_bar", "activity", "overlay", "heads_up", "shade", "keyboard", "navigation_bar"
+    "status_bar",
+    "activity",
+    "chooser",
+    "overlay",
+    "heads_up",
+    "shade",
+    "keyboard",
+    "navigation_bar",
 ]
 
 

@@ -11,6 +11,16 @@ from ...world import World
 from ..ui import Color, Node
 
 
+@dataclass(frozen=True)
+class SharePayload:
+    """What an app hands the share sheet: text (or a link), files on the phone, or both."""
+
+    text: str = ""
+    files: tuple[str, ...] = ()  # absolute paths of files in shared storage
+    subject: str = ""
+    source: str = ""  # the sharing app's label, filled in by the OS
+
+
 class System(Protocol):
     """The OS services an app may use."""
 
@@ -37,6 +47,18 @@ class System(Protocol):
 
     def clear_focus(self) -> None:
         """Drop input focus (the keyboard goes down)."""
+
+    def share(self, payload: SharePayload) -> None:
+        """Open the system share sheet; the app the user picks receives ``payload``."""
+
+    def set_clipboard(self, value: str) -> None:
+        """Copy text to the clipboard."""
+
+    def screenshot(self) -> str:
+        """Capture the screen as it is into Pictures/Screenshots; returns the file's path."""
+
+    def download(self, url: str, name: str, content: str = "") -> str:
+        """Save a download into Download/ and notify; returns the file's path."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +115,12 @@ class App:
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         """Handle a deep link (a thread, a URL, a contact)."""
+
+    # What the share sheet may hand this app: "text" and/or "files". Empty: not a target.
+    accepts_share: ClassVar[tuple[str, ...]] = ()
+
+    def receive_share(self, payload: SharePayload) -> None:
+        """Take what another app shared (the OS has brought this app to the front)."""
 
     # --- scrolling: each screen keeps its own offset ------------------------------------
 

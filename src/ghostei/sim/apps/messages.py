@@ -23,7 +23,7 @@ from ..ui import (
     text_field,
     top_bar,
 )
-from .base import App, AppIcon, register_app
+from .base import App, AppIcon, SharePayload, register_app
 
 URL = re.compile(
     r"(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?",
@@ -44,11 +44,20 @@ class Messages(App):
     label = "Messages"
     icon = AppIcon("bubble", (26, 115, 232))
     aliases = ("SMS", "Google Messages", "Message")
+    accepts_share = ("text", "files")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)
         self.drafts: dict[str, str] = {}
+        self.attachments: dict[str, list[str]] = {}  # per thread: files waiting to be sent
         self.recipient_query = ""
+        self.sharing: SharePayload | None = None  # shared content waiting for a recipient
+
+    def receive_share(self, payload: SharePayload) -> None:
+        # Android opens a new conversation: pick the recipient, then the composer holds it.
+        self.sharing = payload
+        self.recipient_query = ""
+        self.screens = [(self.home_screen, {}), ("new", {})]
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "thread" in intent:
@@ -144,6 +153,7 @@ class Messages(App):
         address = str(self.args["address"])
         bubbles = [self._bubble(m) for m in self._messages(address)]
         draft = self.drafts.get(address, "")
+        attached = self.attachments.get(address, [])
         name = self.os.world.display_name(address)
         subtitle = address if name != address else ""
         return column(
@@ -153,6 +163,20 @@ class Messages(App):
                 actions=[text(subtitle, size=13, fg=MUTED, width=150, pad=(0, 16, 0, 0))],
             ),
             scroll(*bubbles, offset=self.offset(), on_scroll=self.set_offset, rid="messages_list"),
+            *(
+                row(
+                    text(f"Attachment: {path.rsplit('/', 1)[-1]}", size=14, rid="attachment_name"),
+                    icon_button(
+                        "x",
+                        "Remove attachment",
+                        partial(self._detach, address, path),
+                        rid="remove_attachment",
+                    ),
+                    pad=(16, 4, 12, 0),
+                    gap=8,
+                )
+                for path in attached
+            ),
             row(
                 text_field(
                     draft,
@@ -165,7 +189,7 @@ class Messages(App):
                 icon_button(
                     "send",
                     "Send SMS",
-                    (lambda: self._send(address)) if draft.strip() else None,
+                    (lambda: self._send(address)) if draft.strip() or attached else None,
                     rid="send_message_button_icon",
                 ),
                 pad=(12, 8, 12, 12),
@@ -196,6 +220,9 @@ class Messages(App):
                     on_click=partial(self._follow, link),
                 )
             )
+        for path in m.attachments:
+            name = path.rsplit("/", 1)[-1]
+            kids.append(image(name[:1].upper(), name, size=120))
         kids.append(text(m.time[11:16], size=11, fg=MUTED if m.incoming else (230, 225, 240)))
         bubble = column(
             *kids,
@@ -231,6 +258,11 @@ class Messages(App):
 
     def _start(self, address: str) -> None:
         self.recipient_query = ""
+        if self.sharing is not None:
+            shared, self.sharing = self.sharing, None
+            if shared.text:
+                self._set_draft(address, shared.text)
+            self.attachments[address] = [*self.attachments.get(address, []), *shared.files]
         self.screens = [(self.home_screen, {}), ("thread", {"address": address})]
         self.os.clear_focus()
 
@@ -241,9 +273,13 @@ class Messages(App):
         self.drafts[address] = value
         self.os.log("sms_draft", to=address, body=value)
 
+    def _detach(self, address: str, path: str) -> None:
+        self.attachments[address] = [p for p in self.attachments.get(address, []) if p != path]
+
     def _send(self, address: str) -> None:
         body = self.drafts.pop(address, "").strip()
-        if not body:
+        files = self.attachments.pop(address, [])
+        if not body and not files:
             return
         world = self.os.world
         world.sms.append(
@@ -253,9 +289,16 @@ class Messages(App):
                 body=body,
                 time=self.os.now(),
                 incoming=False,
+                attachments=files,
             )
         )
-        self.os.log("sms_sent", to=address, body=body, contact=world.display_name(address))
+        self.os.log(
+            "sms_sent",
+            to=address,
+            body=body,
+            contact=world.display_name(address),
+            attachments=files,
+        )
 
     def _follow(self, url: str) -> None:
         self.os.log("link_opened", url=url, source="sms")
