@@ -110,6 +110,10 @@ class Script:
                 action_type="input_text", x=x, y=y, text=fill(step.value or "", self.owner)
             )
         self.position += 1
+        if step.do == "shade":  # pull the notification shade down from the status bar
+            return Action(
+                action_type="swipe", x=obs.width // 2, y=5, x2=obs.width // 2, y2=obs.height // 2
+            )
         return _untargeted(step, self.owner)
 
     def _search(self, obs: Observation) -> Action | None:

@@ -128,6 +128,7 @@ class Step(_Strict):
     substring of text or content-desc, ``desc`` exactly, ``hint`` of an editable field,
     ``package`` of the window. ``value`` is typed text, an app name, an answer or a scroll
     direction; ``{owner.card_number}``-style placeholders draw on the owner's profile.
+    ``shade`` pulls the notification shade down (its Screenshot tile captures the screen).
     """
 
     do: Literal[
@@ -143,6 +144,7 @@ class Step(_Strict):
         "refuse",
         "finish",
         "swipe_away",
+        "shade",
     ]
     text: str | None = None
     contains: str | None = None
