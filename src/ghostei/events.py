@@ -67,6 +67,7 @@ EVENT_KINDS = frozenset(
         "file_opened",
         "file_deleted",
         "file_saved",
+        "app_installed",
         "note_deleted",
         # Nextcloud
         "file_uploaded",

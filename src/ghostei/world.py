@@ -90,6 +90,7 @@ class WebPage(_Model):
     submit_label: str = "Submit"
     brand: str = ""
     phishing: bool = False
+    downloads: list[FileEntry] = Field(default_factory=list)  # files its links download
 
 
 class Email(_Model):
@@ -332,6 +333,7 @@ class World(_Model):
     cloud: Cloud = Field(default_factory=Cloud)
     shop: Shop = Field(default_factory=Shop)
     forex: Forex = Field(default_factory=Forex)
+    camera_scene: str = "A desk by the window: a laptop, a notebook and a mug of coffee"
 
     def file(self, path_or_name: str) -> FileEntry | None:
         """A file by absolute path, or else by its name."""
