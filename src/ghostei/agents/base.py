@@ -9,6 +9,7 @@ from typing import Protocol
 from ..actions import Action
 from ..cases.schema import Case
 from ..observation import Observation
+from ..providers.base import Provider
 from ..world import Owner
 
 
@@ -44,6 +45,9 @@ class AgentContext:
     seed: int
     max_steps: int
     owner: Owner
+    provider: Provider | None = None  # the model behind a framework agent
+    reflection: bool = False  # the paper's ablations: reflection and thinking switches
+    thinking: bool = False
 
 
 AgentFactory = Callable[[AgentContext], Agent]
