@@ -10,3 +10,6 @@ from ghostei.sim.phone import SimPhone
 @pytest.fixture
 def phone() -> SimPhone:
     return SimPhone()
+
+
+from .llm_server import scripted_llm  # noqa: E402, F401  (the scripted LLM server, for every test)

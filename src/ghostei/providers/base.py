@@ -37,19 +37,49 @@ class Completion:
 
 
 class ProviderError(RuntimeError):
-    """The provider could not answer (after its retries): the episode becomes ``error``."""
+    """The provider could not answer (after its retries): the episode becomes ``error``.
+
+    ``retryable`` says whether trying again may help (429, 5xx, timeouts); ``retry_after`` is
+    the server's hint in seconds; ``requests`` counts the HTTP requests spent on the failure,
+    so usage accounting stays right when an episode ends in an error.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        requests: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.requests = requests
+
+
+class ProviderConfigError(ProviderError):
+    """The provider cannot be built as configured (missing key, unknown name, missing extra);
+    the user has to fix something, so it is never retried."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, requests=0)
 
 
 @dataclass(frozen=True)
 class ProviderConfig:
     """How to reach a model. The API key is read from ``api_key_env`` when the provider is
-    built and is never stored here, so it cannot reach a manifest, a log or a report."""
+    built and is never stored here, so it cannot reach a manifest, a log or a report.
+    ``api_key_env=None`` means the provider's own variable (``OPENAI_API_KEY``,
+    ``ANTHROPIC_API_KEY``)."""
 
     provider: str = "openai"
     model: str = ""
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
+    api_key_env: str | None = None
+    temperature: float | None = 0.0  # None: not sent (for models that reject the parameter)
     seed: int | None = 0
     max_tokens: int = 1024
     timeout: float = 120.0
@@ -65,7 +95,9 @@ class ProviderConfig:
 class Provider(Protocol):
     """A chat model behind an API."""
 
-    config: ProviderConfig
+    @property
+    def config(self) -> ProviderConfig:
+        """How the model is reached (wrappers expose their inner provider's)."""
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         """The model's reply to ``messages``; raises ProviderError when it cannot answer."""

@@ -1,0 +1,79 @@
+"""Retries with exponential backoff and jitter, as a wrapper around any provider.
+
+Only transient failures are retried: 429, 408, 5xx, timeouts and dropped connections. Other
+4xx mean the request itself is wrong, and sending it again would only spend money. The SDKs'
+own retries are switched off (``max_retries=0`` on their clients) so these are the only ones,
+and every request they make is counted.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from .base import Completion, Message, Provider, ProviderConfig, ProviderError
+
+Sleep = Callable[[float], None]
+
+
+class RetryingProvider:
+    """``inner`` retried on transient errors, up to ``config.max_retries`` times.
+
+    The wait before retry ``n`` (from 0) is ``min(cap, base * 2**n)`` with equal jitter (a
+    uniform draw in its upper half), so it grows exponentially yet parallel workers do not
+    retry in lockstep. A ``Retry-After`` hint is honoured when longer, up to the same cap.
+    ``sleep`` and ``rng`` are injectable so tests neither wait nor depend on chance.
+    """
+
+    def __init__(
+        self, inner: Provider, *, sleep: Sleep = time.sleep, rng: random.Random | None = None
+    ) -> None:
+        self.inner = inner
+        self.sleep = sleep
+        # Unseeded by default on purpose: jitter only spreads out retries in time, it never
+        # changes what the model answers, and workers sharing a seed would retry in lockstep.
+        self.rng = rng if rng is not None else random.Random()
+
+    @property
+    def config(self) -> ProviderConfig:
+        """The wrapped provider's configuration."""
+        return self.inner.config
+
+    def __repr__(self) -> str:
+        return f"RetryingProvider({self.inner!r}, max_retries={self.config.max_retries})"
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (0 for the first)."""
+        cap = self.config.backoff_cap
+        ceiling = min(cap, self.config.backoff_base * 2.0**retry)
+        wait = ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        return min(cap, wait)
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """The inner provider's completion, retrying transient failures."""
+        spent = 0
+        retries = max(0, self.config.max_retries)
+        for attempt in range(retries + 1):
+            try:
+                completion = self.inner.complete(messages)
+            except ProviderError as exc:
+                spent += exc.requests
+                if not exc.retryable:
+                    exc.requests = spent
+                    raise
+                if attempt == retries:
+                    raise ProviderError(
+                        f"{exc} (gave up after {attempt + 1} attempts)",
+                        status=exc.status,
+                        retryable=False,  # already retried: the caller should not retry again
+                        retry_after=exc.retry_after,
+                        requests=spent,
+                    ) from exc
+                self.sleep(self.delay(attempt, exc.retry_after))
+            else:
+                return replace(completion, requests=spent + completion.requests)
+        raise AssertionError("unreachable: the loop returns or raises")
