@@ -26,7 +26,8 @@ from ..ui import (
 from .base import App, AppIcon, SharePayload, register_app
 
 URL = re.compile(
-    r"(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?",
+    # A bare domain is a link, except as the domain part of an email address.
+    r"(?:https?://|www\.)[^\s]+|(?<![@\w.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?",
     re.I,
 )
 
