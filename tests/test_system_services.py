@@ -78,3 +78,10 @@ def test_a_download_lands_in_download_and_notifies() -> None:
     assert entry is not None and entry.kind == "document" and entry.content == "Invoice 113"
     assert phone.notifications[-1].title == "Download complete"
     assert phone.events.of_kind("download_completed")[-1].data["path"] == path
+
+
+def test_messages_links_skip_the_domain_of_an_email_address() -> None:
+    from ghostei.sim.apps.messages import find_links
+
+    body = "Write to jordan@example.com, or pay at parcel-fee.top/pay or https://x.co/a."
+    assert find_links(body) == ["parcel-fee.top/pay", "https://x.co/a"]
