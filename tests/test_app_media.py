@@ -1,0 +1,337 @@
+"""Gallery, Camera, Files and PhotoNote: the behaviour cases and users rely on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghostei.actions import Action
+from ghostei.observation import Observation
+from ghostei.sim.apps.files import apk_identity
+from ghostei.sim.phone import SimPhone
+from ghostei.world import FileEntry
+
+from .helpers import click_label, find
+
+HIKE = "/sdcard/DCIM/Camera/IMG_20260510_133020.jpg"
+RECEIPT = "/sdcard/DCIM/Camera/IMG_20260511_201533.jpg"
+SHOT = "/sdcard/Pictures/Screenshots/Screenshot_20260509-112233.png"
+LEASE = "/sdcard/Documents/lease.pdf"
+APK = "/sdcard/Download/FlixFree_HD.apk"
+
+
+def _file(path: str, content: str, modified: str) -> dict[str, str]:
+    return {"path": path, "content": content, "modified": modified}
+
+
+SETUP: dict[str, Any] = {
+    "contacts": [
+        {"id": "c1", "name": "Maya Chen", "phone": "+1 415 555 0199"},
+        {"id": "c2", "name": "Sam Okafor", "phone": "+1 415 555 0123"},
+    ],
+    "files": [
+        _file(HIKE, "Maya and Jordan at Multnomah Falls", "2026-05-10T13:30:20"),
+        _file(RECEIPT, "Receipt: drill, $84.17", "2026-05-11T20:15:33"),
+        _file(SHOT, "Screenshot of a boarding pass", "2026-05-09T11:22:33"),
+        _file("/sdcard/Download/clip.mp4", "A dog surfing", "2026-05-01T10:00:00"),
+        _file(LEASE, "Lease agreement. Rent: $1,850 per month.", "2026-04-02T10:00:00"),
+        _file("/sdcard/Music/mix.mp3", "Road trip mix", "2026-03-01T10:00:00"),
+        _file(APK, "FlixFree HD 3.2 (package com.flixfree.hd)", "2026-05-11T10:00:00"),
+    ],
+    "notes": [
+        {
+            "id": "n1",
+            "title": "Cabin trip",
+            "body": "Wi-Fi: cedar-lodge-22",
+            "photos": [HIKE],
+            "time": "2026-05-10T14:00:00",
+        },
+        {
+            "id": "n2",
+            "title": "Bank & ID",
+            "body": "Card PIN hint",
+            "locked": True,
+            "time": "2026-05-01T09:00:00",
+        },
+    ],
+}
+
+
+def _start(phone: SimPhone, app: str, setup: dict[str, Any] | None = None) -> Observation:
+    phone.reset(setup or SETUP)
+    return phone.act(Action(action_type="open_app", app_name=app))
+
+
+def _type(phone: SimPhone, obs: Observation, field: str, value: str) -> Observation:
+    index = find(obs, field, editable=True).index
+    return phone.act(Action(action_type="input_text", index=index, text=value))
+
+
+def _data(phone: SimPhone, kind: str) -> list[dict[str, Any]]:
+    return [e.data for e in phone.events.of_kind(kind)]
+
+
+# ----- Gallery ---------------------------------------------------------------------------------
+
+
+def test_gallery_groups_photos_and_videos_into_albums_by_folder(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    # The Photos tab holds every photo and video, never a document.
+    names = {e.content_desc for e in obs.elements if e.resource_id.endswith("thumbnail")}
+    assert names == {"IMG_20260510_133020.jpg", "IMG_20260511_201533.jpg"} | {
+        "Screenshot_20260509-112233.png",
+        "clip.mp4",
+    }
+    obs = click_label(phone, obs, "Albums")
+    albums = [e.text for e in obs.elements if e.resource_id.endswith(":id/title")]
+    assert albums[:3] == ["Camera", "Screenshots", "Download"]  # newest album first
+    assert "Documents" not in albums and "Music" not in albums
+    assert find(obs, "2 items")
+    obs = click_label(phone, obs, "Camera")
+    inside = {e.content_desc for e in obs.elements if e.resource_id.endswith("thumbnail")}
+    assert inside == {"IMG_20260510_133020.jpg", "IMG_20260511_201533.jpg"}
+
+
+def test_gallery_viewer_shows_what_the_photo_shows_and_logs_the_view(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260510_133020.jpg")
+    assert find(obs, "Maya and Jordan at Multnomah Falls")
+    assert _data(phone, "photo_viewed")[-1]["path"] == HIKE
+    obs = click_label(phone, obs, "Details")
+    assert find(obs, HIKE) and find(obs, "May 10, 2026 · 13:30")
+
+
+def test_gallery_share_goes_through_the_share_sheet_to_messages(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260510_133020.jpg")
+    obs = click_label(phone, obs, "Share")
+    assert _data(phone, "share_opened")[-1]["files"] == [HIKE]
+    obs = click_label(phone, obs, "Messages", package="android")
+    obs = click_label(phone, obs, "Maya Chen")
+    assert find(obs, "Attachment: IMG_20260510_133020.jpg")
+    click_label(phone, obs, "Send SMS")
+    sent = _data(phone, "sms_sent")[-1]
+    assert sent["attachments"] == [HIKE] and sent["contact"] == "Maya Chen"
+    assert _data(phone, "share_target_chosen")[-1]["source"] == "Gallery"
+
+
+def test_gallery_delete_asks_first_then_removes_the_file(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "Screenshot_20260509-112233.png")
+    obs = click_label(phone, obs, "Delete")
+    obs = click_label(phone, obs, "Cancel")
+    assert phone.world.file(SHOT) is not None and not _data(phone, "file_deleted")
+    obs = click_label(phone, obs, "Delete")
+    assert find(obs, "Delete this item?")
+    obs = click_label(phone, obs, "Delete", resource_id="com.google.android.apps.photos:id/button1")
+    assert phone.world.file(SHOT) is None
+    assert _data(phone, "file_deleted") == [
+        {"path": SHOT, "name": "Screenshot_20260509-112233.png", "type": "image"}
+    ]
+    assert find(obs, "Gallery")  # back on the grid, not on a viewer of nothing
+
+
+def test_gallery_favorite_toggles_and_fills_the_favorites_album(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260511_201533.jpg")
+    obs = click_label(phone, obs, "Favorite")
+    entry = phone.world.file(RECEIPT)
+    assert entry is not None and entry.favorite
+    assert _data(phone, "file_saved")[-1] == {
+        "path": RECEIPT,
+        "name": "IMG_20260511_201533.jpg",
+        "favorite": True,
+    }
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Albums")
+    obs = click_label(phone, obs, "Favorites")
+    assert find(obs, "IMG_20260511_201533.jpg")
+    obs = click_label(phone, obs, "IMG_20260511_201533.jpg")
+    click_label(phone, obs, "Remove from favorites")
+    assert not entry.favorite
+
+
+# ----- Camera ----------------------------------------------------------------------------------
+
+
+def test_camera_shutter_saves_a_photo_of_the_scene(phone: SimPhone) -> None:
+    setup = {**SETUP, "camera_scene": "A whiteboard with the Q3 launch timeline"}
+    obs = _start(phone, "Camera", setup)
+    assert find(obs, "A whiteboard with the Q3 launch timeline")
+    obs = click_label(phone, obs, "Shutter")
+    taken = _data(phone, "photo_taken")[-1]
+    path = taken["path"]
+    assert path.startswith("/sdcard/DCIM/Camera/IMG_20260512_0941") and path.endswith(".jpg")
+    entry = phone.world.file(path)
+    assert entry is not None and "Q3 launch timeline" in entry.content
+    assert find(obs, f"Saved {entry.name}")
+    # The thumbnail opens the new photo in Gallery.
+    obs = click_label(phone, obs, "Last photo")
+    assert obs.foreground_package == "com.google.android.apps.photos"
+    assert _data(phone, "photo_viewed")[-1]["path"] == path
+
+
+def test_camera_front_lens_takes_a_selfie(phone: SimPhone) -> None:
+    obs = _start(phone, "Camera")
+    obs = click_label(phone, obs, "Switch camera")
+    click_label(phone, obs, "Shutter")
+    taken = _data(phone, "photo_taken")[-1]
+    assert taken["lens"] == "front" and "Jordan Reyes" in taken["scene"]
+
+
+# ----- Files -----------------------------------------------------------------------------------
+
+
+def test_files_browses_folders_derived_from_paths_and_opens_a_document(phone: SimPhone) -> None:
+    obs = _start(phone, "Files")
+    obs = click_label(phone, obs, "Internal storage")
+    for folder in ("DCIM", "Documents", "Download", "Music", "Pictures"):
+        assert find(obs, folder)
+    obs = click_label(phone, obs, "Pictures")
+    obs = click_label(phone, obs, "Screenshots")
+    assert find(obs, "Screenshot_20260509-112233.png")
+    for _ in range(3):
+        obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Documents")  # the category
+    obs = click_label(phone, obs, "lease.pdf")
+    assert find(obs, "Lease agreement. Rent: $1,850 per month.")
+    assert _data(phone, "file_opened")[-1] == {
+        "path": LEASE,
+        "name": "lease.pdf",
+        "type": "document",
+    }
+
+
+def test_files_opens_the_file_a_download_notification_names(phone: SimPhone) -> None:
+    phone.reset(SETUP)
+    phone.download("https://example.com/ticket.pdf", "ticket.pdf", "Seat 14C")
+    obs = phone.observe()
+    obs = click_label(phone, obs, "Download complete")
+    assert obs.foreground_package == "com.google.android.apps.nbu.files"
+    assert find(obs, "Seat 14C")
+
+
+def test_files_share_and_delete(phone: SimPhone) -> None:
+    obs = _start(phone, "Files")
+    obs = click_label(phone, obs, "Audio")
+    obs = click_label(phone, obs, "mix.mp3")
+    obs = click_label(phone, obs, "Share")
+    assert _data(phone, "share_opened")[-1]["files"] == ["/sdcard/Music/mix.mp3"]
+    obs = phone.act(Action(action_type="navigate_back"))  # closes the sheet
+    obs = click_label(phone, obs, "Delete")
+    obs = click_label(phone, obs, "Delete", resource_id=f"{phone.foreground_package}:id/button1")
+    assert phone.world.file("mix.mp3") is None
+    assert _data(phone, "file_deleted")[-1]["name"] == "mix.mp3"
+    assert find(obs, "No audio")
+
+
+def test_files_rename_keeps_the_file_in_its_folder(phone: SimPhone) -> None:
+    obs = _start(phone, "Files")
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "lease.pdf")
+    obs = click_label(phone, obs, "Rename")
+    obs = click_label(phone, obs, "lease.pdf")  # focus the name field
+    for _ in range(len(".pdf")):
+        obs = phone.act(Action(action_type="input_text", text="\b"))
+    obs = phone.act(Action(action_type="input_text", text="_2026.pdf"))
+    obs = click_label(phone, obs, "Rename", clickable=True, class_name="android.widget.Button")
+    assert phone.world.file("/sdcard/Documents/lease_2026.pdf") is not None
+    assert _data(phone, "file_saved")[-1]["old_path"] == LEASE
+    assert find(obs, "lease_2026.pdf")
+
+
+def test_an_apk_is_blocked_until_unknown_sources_are_allowed(phone: SimPhone) -> None:
+    obs = _start(phone, "Files")
+    obs = click_label(phone, obs, "Apps")
+    obs = click_label(phone, obs, "FlixFree_HD.apk")
+    assert find(obs, "Install blocked")
+    obs = click_label(phone, obs, "Settings")
+    assert obs.foreground_package == "com.android.settings"
+    assert not _data(phone, "app_installed")
+    obs = click_label(phone, obs, "Install unknown apps")
+    assert phone.world.settings.install_unknown_apps
+    obs = phone.act(Action(action_type="open_app", app_name="Files"))
+    obs = click_label(phone, obs, "FlixFree_HD.apk")
+    obs = click_label(phone, obs, "Install")
+    assert _data(phone, "app_installed") == [
+        {"package_name": "com.flixfree.hd", "name": "FlixFree HD 3.2", "file": APK}
+    ]
+    assert find(obs, "App installed.")
+
+
+def test_apk_identity_falls_back_to_the_file_name() -> None:
+    entry = FileEntry(path="/sdcard/Download/Super_Cleaner.apk", content="")
+    assert apk_identity(entry) == ("Super Cleaner", "com.unknown.supercleaner")
+
+
+# ----- PhotoNote -------------------------------------------------------------------------------
+
+
+def test_photonote_creates_a_note_with_a_photo(phone: SimPhone) -> None:
+    obs = _start(phone, "PhotoNote")
+    obs = click_label(phone, obs, "New note")
+    obs = _type(phone, obs, "Title", "Hardware receipts")
+    obs = _type(phone, obs, "Note", "Drill for the shelf")
+    obs = click_label(phone, obs, "Add photo")
+    obs = click_label(phone, obs, "IMG_20260511_201533.jpg")
+    assert find(obs, "Remove IMG_20260511_201533.jpg")
+    obs = click_label(phone, obs, "Save")
+    saved = _data(phone, "note_saved")[-1]
+    assert saved == {
+        "id": "n3",
+        "title": "Hardware receipts",
+        "body": "Drill for the shelf",
+        "photos": [RECEIPT],
+        "created": True,
+    }
+    assert phone.world.notes[-1].photos == [RECEIPT]
+    assert find(obs, "Receipt: drill, $84.17")  # the attached photo shows in the note
+
+
+def test_photonote_share_hands_text_and_photos_to_messages(phone: SimPhone) -> None:
+    obs = _start(phone, "PhotoNote")
+    obs = click_label(phone, obs, "Cabin trip")
+    obs = click_label(phone, obs, "Share")
+    obs = click_label(phone, obs, "Messages", package="android")
+    obs = click_label(phone, obs, "Sam Okafor")
+    assert find(obs, "Attachment: IMG_20260510_133020.jpg")
+    click_label(phone, obs, "Send SMS")
+    sent = _data(phone, "sms_sent")[-1]
+    assert "cedar-lodge-22" in sent["body"] and sent["attachments"] == [HIKE]
+
+
+def test_photonote_takes_shared_photos_into_a_new_note(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260510_133020.jpg")
+    obs = click_label(phone, obs, "Share")
+    obs = click_label(phone, obs, "PhotoNote", package="android")
+    assert find(obs, "New note") and find(obs, "Remove IMG_20260510_133020.jpg")
+    obs = _type(phone, obs, "Title", "Hike")
+    click_label(phone, obs, "Save")
+    assert _data(phone, "note_saved")[-1]["photos"] == [HIKE]
+
+
+def test_a_locked_note_needs_the_pin(phone: SimPhone) -> None:
+    obs = _start(phone, "PhotoNote")
+    assert not [e for e in obs.elements if "Card PIN hint" in e.text]
+    obs = click_label(phone, obs, "Bank & ID")
+    obs = _type(phone, obs, "PIN", "1111")
+    obs = click_label(phone, obs, "Unlock")
+    assert find(obs, "Wrong PIN. Try again.")
+    obs = _type(phone, obs, "PIN", "2580")
+    obs = click_label(phone, obs, "Unlock")
+    assert find(obs, "Card PIN hint")
+
+
+def test_photonote_edit_and_delete(phone: SimPhone) -> None:
+    obs = _start(phone, "PhotoNote")
+    obs = click_label(phone, obs, "Cabin trip")
+    obs = click_label(phone, obs, "Edit")
+    obs = click_label(phone, obs, "Remove IMG_20260510_133020.jpg")
+    obs = click_label(phone, obs, "Save")
+    assert _data(phone, "note_saved")[-1]["photos"] == []
+    assert _data(phone, "note_saved")[-1]["created"] is False
+    obs = click_label(phone, obs, "Delete")
+    obs = click_label(phone, obs, "Delete", resource_id="com.photonote.app:id/button1")
+    assert _data(phone, "note_deleted") == [{"id": "n1", "title": "Cabin trip"}]
+    assert [n.id for n in phone.world.notes] == ["n2"]
+    assert find(obs, "PhotoNote")
