@@ -1,0 +1,568 @@
+"""Nextcloud: browse the cloud by folder, upload phone files, share links, delete.
+
+The cloud has no folder records: a folder exists while some file lies under it, as in a
+path-keyed object store. Public links are derived from the file's path, so the same case
+always yields the same URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import partial
+from typing import Any
+
+from ...world import CloudFile, FileEntry
+from ..ui import (
+    MUTED,
+    OUTLINE,
+    Color,
+    Handler,
+    Node,
+    Style,
+    button,
+    card,
+    column,
+    image,
+    list_row,
+    row,
+    scroll,
+    spacer,
+    text,
+    text_field,
+    top_bar,
+)
+from .base import App, AppIcon, SharePayload, register_app
+
+BRAND: Color = (0, 130, 201)
+WHITE: Color = (255, 255, 255)
+PAGE: Color = (255, 255, 255)
+DANGER: Color = (179, 38, 30)
+ROOT = "/"
+
+
+def public_link(server: str, path: str) -> str:
+    """The public share URL of a cloud path: a 15-character token, as Nextcloud issues."""
+    token = hashlib.sha256(path.encode()).hexdigest()[:15]
+    return f"{server.rstrip('/')}/s/{token}"
+
+
+def folder_name(folder: str) -> str:
+    """The last part of a folder path ("Nextcloud" for the root)."""
+    return folder.rstrip("/").rsplit("/", 1)[-1] or "Nextcloud"
+
+
+def join(folder: str, name: str) -> str:
+    """A cloud path inside ``folder``."""
+    return f"{folder.rstrip('/')}/{name}"
+
+
+@register_app
+class Nextcloud(App):
+    """The Nextcloud Files client."""
+
+    package = "com.nextcloud.client"
+    label = "Nextcloud"
+    icon = AppIcon("N", BRAND)
+    # "Nextcloud Dev" is the build the upstream dataset drives.
+    aliases = ("Nextcloud Dev", "Nextcloud Files", "Cloud")
+    accepts_share = ("files",)
+
+    def __init__(self, os: Any) -> None:
+        super().__init__(os)
+        self.picked: list[str] = []  # phone files ticked in the upload picker
+        self.incoming: tuple[str, ...] = ()  # files another app shared, awaiting upload
+        self.destination = ROOT  # the folder chosen for shared files
+        self.invitee = ""  # the "share with user" field
+
+    def receive_share(self, payload: SharePayload) -> None:
+        # Like the real client: an upload screen asks where the shared files should go.
+        self.incoming = payload.files
+        self.destination = ROOT
+        self.os.clear_focus()
+        self.screens = [(self.home_screen, {}), ("receive", {})]
+
+    # ----- screens ----------------------------------------------------------------------
+
+    def screen_main(self) -> Node:
+        folder = str(self.args.get("folder", ROOT))
+        subfolders, files = self._listing(folder)
+        rows: list[Node] = [
+            list_row(
+                folder_name(sub),
+                _items(self._count(sub)),
+                leading=image("F", size=40, color=(0, 130, 201)),
+                rid="folder_row",
+                on_click=partial(self.push, "main", folder=sub),
+            )
+            for sub in subfolders
+        ]
+        rows += [
+            list_row(
+                f.name,
+                f"{_size(_bytes(f))} · {_date(f.modified)}"
+                + (" · Shared" if f.share_link or f.shared_with else ""),
+                leading=image(_kind_glyph(f.name), size=40, color=(120, 144, 156)),
+                rid="file_row",
+                on_click=partial(self._open_file, f.path),
+            )
+            for f in files
+        ]
+        if not rows:
+            rows.append(text("No files in here", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        root = folder == ROOT
+        world = self.os.world
+        header: list[Node] = []
+        if root:
+            host = world.cloud.server.split("://", 1)[-1]
+            header.append(text(f"{world.cloud.user}@{host}", size=14, fg=MUTED, pad=(16, 8, 16, 4)))
+        else:
+            header.append(
+                row(
+                    text(folder, size=14, fg=MUTED, rid="breadcrumb", pad=(0, 12, 0, 0)),
+                    button(
+                        "Delete folder",
+                        partial(self.push, "delete", path=folder, folder=True),
+                        filled=False,
+                        color=DANGER,
+                        rid="delete_folder",
+                        width=150,
+                    ),
+                    pad=(16, 4, 16, 4),
+                    gap=8,
+                )
+            )
+        return column(
+            _bar(folder_name(folder), on_back=None if root else self.pop),
+            *header,
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="list_root"),
+            row(
+                spacer(0),
+                button(
+                    "Upload",
+                    partial(self._start_upload, folder),
+                    color=BRAND,
+                    rid="fab_upload",
+                    desc="Upload",
+                    width=130,
+                ),
+                pad=(16, 8, 16, 16),
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_file(self) -> Node:
+        f = self._file(str(self.args["path"]))
+        if f is None:
+            return _missing(self.pop)
+        if f.share_link:
+            sharing = f"Public link: {f.share_link}"
+        elif f.shared_with:
+            sharing = "Shared with " + ", ".join(f.shared_with)
+        else:
+            sharing = "Not shared"
+        return column(
+            _bar(f.name, on_back=self.pop),
+            scroll(
+                card(
+                    _fact("Size", _size(_bytes(f))),
+                    _fact("Modified", _date(f.modified)),
+                    _fact("Folder", f.folder),
+                    text(sharing, size=15, rid="share_status"),
+                    rid="details",
+                ),
+                row(
+                    button("Share", partial(self.push, "share", path=f.path), color=BRAND),
+                    button(
+                        "Delete",
+                        partial(self.push, "delete", path=f.path),
+                        filled=False,
+                        color=DANGER,
+                        rid="delete",
+                    ),
+                    pad=(16, 6, 16, 6),
+                    gap=10,
+                ),
+                card(
+                    text("Preview", size=14, weight=600, fg=MUTED),
+                    text(f.content or "No preview available", size=16, rid="preview"),
+                    rid="preview_card",
+                ),
+                spacer(16),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="file_details",
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_share(self) -> Node:
+        f = self._file(str(self.args["path"]))
+        if f is None:
+            return _missing(self.pop)
+        link: list[Node] = [text("Share link", size=16, weight=700)]
+        if f.share_link:
+            link += [
+                text(f.share_link, size=15, fg=BRAND, rid="share_link"),
+                row(
+                    button("Send link", partial(self._send_link, f), color=BRAND),
+                    button(
+                        "Copy link",
+                        partial(self.os.set_clipboard, f.share_link),
+                        filled=False,
+                        color=BRAND,
+                    ),
+                    gap=10,
+                ),
+            ]
+        else:
+            link += [
+                text("Anyone with the link can view the file.", size=14, fg=MUTED),
+                button(
+                    "Create public link",
+                    partial(self._create_link, f),
+                    color=BRAND,
+                    rid="create_link",
+                ),
+            ]
+        invite = text_field(
+            self.invitee,
+            self._set_invitee,
+            hint="Name, email or federated cloud ID",
+            field_name="share_with",
+            rid="search_user",
+            on_submit=partial(self._share_with, f),
+        )
+        people: list[Node] = [
+            text("Share with users", size=16, weight=700),
+            invite,
+            button(
+                "Share",
+                partial(self._share_with, f),
+                color=BRAND,
+                rid="share_with_user",
+                enabled=bool(self.invitee.strip()),
+            ),
+        ]
+        people += [text(f"Shared with {who}", size=15, rid="sharee") for who in f.shared_with]
+        return column(
+            _bar("Share", on_back=self.pop),
+            scroll(
+                text(f.name, size=18, weight=600, rid="file_name", pad=(16, 12, 16, 4)),
+                card(*link, rid="link_card", bg=(240, 246, 251)),
+                card(*people, rid="users_card", bg=(240, 246, 251)),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="share_options",
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_delete(self) -> Node:
+        path = str(self.args["path"])
+        is_folder = bool(self.args.get("folder"))
+        count = self._count(path) if is_folder else 1
+        if count == 0:
+            return _missing(self.pop)
+        what = (
+            f"The folder {folder_name(path)} and the {_items(count)} in it"
+            if is_folder
+            else path.rsplit("/", 1)[-1]
+        )
+        return column(
+            _bar("Delete", on_back=self.pop),
+            text(
+                f"Delete {folder_name(path) if is_folder else path.rsplit('/', 1)[-1]}?",
+                size=24,
+                weight=600,
+                pad=(24, 24, 24, 8),
+            ),
+            text(
+                f"{what} will be deleted for everyone it is shared with.",
+                size=16,
+                fg=MUTED,
+                pad=(24, 0, 24, 24),
+            ),
+            column(
+                button("Delete", partial(self._delete, path, is_folder), color=DANGER),
+                button("Cancel", self.pop, filled=False, color=BRAND, rid="cancel"),
+                pad=(24, 0, 24, 0),
+                gap=12,
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_picker(self) -> Node:
+        folder = str(self.args["folder"])
+        phone_files = sorted(self.os.world.files, key=lambda f: (f.folder, f.name.lower()))
+        rows = [self._pick_row(f) for f in phone_files]
+        if not rows:
+            rows.append(text("No files on this phone", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        count = len(self.picked)
+        return column(
+            _bar(f"Upload to {folder_name(folder)}", on_back=self.pop),
+            text("Choose files from this phone", size=14, fg=MUTED, pad=(16, 8, 16, 4)),
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="local_files"),
+            row(
+                button("Cancel", self.pop, filled=False, color=BRAND),
+                button(
+                    f"Upload ({count})" if count else "Upload",
+                    partial(self._upload_picked, folder),
+                    color=BRAND,
+                    rid="upload_files",
+                    desc="Upload",
+                    enabled=count > 0,
+                ),
+                pad=(16, 8, 16, 16),
+                gap=10,
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_receive(self) -> Node:
+        names = [p.rsplit("/", 1)[-1] for p in self.incoming]
+        folders = [ROOT, *self._all_folders()]
+        choices = [
+            row(
+                _checkbox(folder == self.destination, partial(self._set_destination, folder)),
+                text(folder if folder != ROOT else "/ (Nextcloud)", size=16),
+                clickable=True,
+                on_click=partial(self._set_destination, folder),
+                rid="destination",
+                pad=(16, 10, 16, 10),
+                gap=14,
+            )
+            for folder in folders
+        ]
+        return column(
+            _bar("Upload to Nextcloud", on_back=self._leave_receive),
+            scroll(
+                card(
+                    text("Files", size=14, weight=600, fg=MUTED),
+                    *(text(n, size=16, rid="shared_file") for n in names),
+                    rid="incoming",
+                ),
+                text("Choose the destination folder", size=14, fg=MUTED, pad=(16, 8, 16, 4)),
+                *choices,
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="upload_destination",
+            ),
+            row(
+                button("Cancel", self._leave_receive, filled=False, color=BRAND),
+                button(
+                    "Upload",
+                    self._upload_incoming,
+                    color=BRAND,
+                    rid="upload_shared",
+                    enabled=bool(self.incoming),
+                ),
+                pad=(16, 8, 16, 16),
+                gap=10,
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    # ----- pieces -----------------------------------------------------------------------
+
+    def _pick_row(self, f: FileEntry) -> Node:
+        ticked = f.path in self.picked
+        toggle = partial(self._toggle_pick, f.path)
+        item = list_row(
+            f.name,
+            f"{f.folder.removeprefix('/sdcard')} · {_size(f.byte_size)}",
+            leading=_checkbox(ticked, toggle),
+            rid="local_file",
+            on_click=toggle,
+        )
+        item.selected = ticked
+        return item
+
+    # ----- handlers ---------------------------------------------------------------------
+
+    def _open_file(self, path: str) -> None:
+        f = self._file(path)
+        if f is not None:
+            self.os.log("file_opened", path=path, name=f.name, cloud=True)
+            self.push("file", path=path)
+
+    def _start_upload(self, folder: str) -> None:
+        self.picked = []
+        self.push("picker", folder=folder)
+
+    def _toggle_pick(self, path: str) -> None:
+        if path in self.picked:
+            self.picked.remove(path)
+        else:
+            self.picked.append(path)
+
+    def _upload_picked(self, folder: str) -> None:
+        for path in self.picked:
+            self._upload(path, folder, via="picker")
+        self.picked = []
+        self.pop()
+
+    def _set_destination(self, folder: str) -> None:
+        self.destination = folder
+
+    def _upload_incoming(self) -> None:
+        for path in self.incoming:
+            self._upload(path, self.destination, via="share")
+        self.incoming = ()
+        self.os.clear_focus()
+        target = self.destination
+        self.screens = [(self.home_screen, {})]
+        if target != ROOT:
+            self.screens.append(("main", {"folder": target}))
+
+    def _leave_receive(self) -> None:
+        self.incoming = ()
+        self.pop()
+
+    def _upload(self, source: str, folder: str, *, via: str) -> None:
+        local = self.os.world.file(source)
+        if local is None:  # removed from the phone meanwhile
+            return
+        cloud = self.os.world.cloud
+        path = join(folder, local.name)
+        # Uploading a name that exists replaces it (the client's "overwrite" choice).
+        cloud.files = [f for f in cloud.files if f.path != path]
+        cloud.files.append(
+            CloudFile(
+                path=path, content=local.content, size=local.byte_size, modified=self.os.now()
+            )
+        )
+        self.os.log("file_uploaded", source=local.path, path=path, folder=folder, via=via)
+
+    def _create_link(self, f: CloudFile) -> None:
+        f.share_link = public_link(self.os.world.cloud.server, f.path)
+        self.os.log("share_link_created", path=f.path, url=f.share_link, public=True)
+
+    def _send_link(self, f: CloudFile) -> None:
+        self.os.share(SharePayload(text=f.share_link, subject=f.name))
+
+    def _set_invitee(self, value: str) -> None:
+        self.invitee = value
+
+    def _share_with(self, f: CloudFile) -> None:
+        who = self.invitee.strip()
+        if not who:
+            return
+        if who not in f.shared_with:
+            f.shared_with.append(who)
+        self.invitee = ""
+        self.os.clear_focus()
+        self.os.log("share_link_created", path=f.path, url="", public=False, shared_with=who)
+
+    def _delete(self, path: str, is_folder: bool) -> None:
+        cloud = self.os.world.cloud
+        if is_folder:
+            gone = [f.path for f in cloud.files if f.path.startswith(path.rstrip("/") + "/")]
+        else:
+            gone = [path]
+        cloud.files = [f for f in cloud.files if f.path not in gone]
+        self.os.log("cloud_file_deleted", path=path, folder=is_folder, files=gone)
+        # Leave the deleted item: its detail screen, or the folder's own listing.
+        self.os.clear_focus()
+        while len(self.screens) > 1 and self._gone(self.screens[-1], path, is_folder):
+            self.screens.pop()
+
+    # ----- helpers ----------------------------------------------------------------------
+
+    def _file(self, path: str) -> CloudFile | None:
+        return next((f for f in self.os.world.cloud.files if f.path == path), None)
+
+    def _all_folders(self) -> list[str]:
+        found: set[str] = set()
+        for f in self.os.world.cloud.files:
+            parts = [p for p in f.path.split("/")[:-1] if p]
+            for i in range(1, len(parts) + 1):
+                found.add("/" + "/".join(parts[:i]))
+        return sorted(found, key=str.lower)
+
+    def _listing(self, folder: str) -> tuple[list[str], list[CloudFile]]:
+        subs = [f for f in self._all_folders() if _parent(f) == folder]
+        files = sorted(
+            (f for f in self.os.world.cloud.files if f.folder == folder),
+            key=lambda f: f.name.lower(),
+        )
+        return subs, files
+
+    def _count(self, folder: str) -> int:
+        prefix = folder.rstrip("/") + "/"
+        return sum(1 for f in self.os.world.cloud.files if f.path.startswith(prefix))
+
+    def _gone(self, screen: tuple[str, dict[str, Any]], path: str, is_folder: bool) -> bool:
+        name, args = screen
+        if name == "delete":
+            return True
+        where = str(args.get("path") or args.get("folder") or "")
+        if is_folder:
+            return where == path or where.startswith(path.rstrip("/") + "/")
+        return name in ("file", "share") and where == path
+
+
+def _parent(folder: str) -> str:
+    return folder.rsplit("/", 1)[0] or ROOT
+
+
+def _bar(title: str, *, on_back: Handler | None) -> Node:
+    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE)
+
+
+def _fact(label: str, value: str) -> Node:
+    return row(
+        text(label, size=15, fg=MUTED, width=100),
+        text(value or "—", size=15, weight=500),
+        gap=12,
+    )
+
+
+def _checkbox(checked: bool, on_toggle: Handler) -> Node:
+    return Node(
+        cls="android.widget.CheckBox",
+        checkable=True,
+        checked=checked,
+        clickable=True,
+        focusable=True,
+        on_click=on_toggle,
+        width=24,
+        height=24,
+        margin=(0, 8, 0, 8),
+        style=Style(bg=BRAND if checked else WHITE, border=OUTLINE, radius=4),
+    )
+
+
+def _items(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
+
+
+def _bytes(f: CloudFile) -> int:
+    # Sized like a phone file (FileEntry.byte_size), so an upload keeps the size it had.
+    return f.size or 1024 + 37 * len(f.content)
+
+
+def _size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    return f"{max(1, round(size / 1024))} KB"
+
+
+def _date(iso: str) -> str:
+    return iso[:10] if iso else "—"
+
+
+def _kind_glyph(name: str) -> str:
+    lower = name.lower()
+    if lower.endswith((".jpg", ".jpeg", ".png", ".heic", ".gif")):
+        return "I"
+    if lower.endswith((".mp4", ".mkv", ".mov", ".mp3", ".m4a")):
+        return "M"
+    return "D"
+
+
+def _missing(on_back: Handler) -> Node:
+    return column(
+        _bar("Nextcloud", on_back=on_back),
+        text("This item no longer exists", fg=MUTED, align="center", pad=(0, 40, 0, 0)),
+        style=Style(bg=PAGE),
+    )

@@ -1,0 +1,156 @@
+"""Nextcloud: folders, upload from the phone, public links, sharing with users, deleting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghostei.actions import Action
+from ghostei.observation import Observation
+from ghostei.sim.apps.base import SharePayload
+from ghostei.sim.apps.nextcloud import public_link
+from ghostei.sim.phone import SimPhone
+
+from .helpers import click_label, find
+
+SETUP: dict[str, Any] = {
+    "contacts": [{"id": "c1", "name": "Maya Chen", "phone": "+1 415 555 0199"}],
+    "files": [
+        {"path": "/sdcard/Documents/lease-renewal.pdf", "content": "Lease renewal, Alder Street"},
+        {"path": "/sdcard/DCIM/Camera/IMG_0412.jpg", "content": "The team at the offsite"},
+    ],
+    "cloud": {
+        "files": [
+            {"path": "/Documents/contract.pdf", "content": "Freelance contract with Northwind"},
+            {"path": "/Documents/Taxes/2025-return.pdf", "content": "2025 tax return"},
+            {"path": "/Team/roadmap.md", "content": "Q3 roadmap"},
+            {"path": "/Team/budget.xlsx", "content": "Team budget"},
+        ]
+    },
+}
+
+
+def _open(phone: SimPhone) -> Observation:
+    phone.reset(SETUP)
+    return phone.act(Action(action_type="open_app", app_name="Nextcloud Dev"))
+
+
+def _cloud_paths(phone: SimPhone) -> set[str]:
+    return {f.path for f in phone.world.cloud.files}
+
+
+def test_folders_are_derived_from_paths_and_files_open_with_their_content() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    assert obs.foreground_package == "com.nextcloud.client"
+    find(obs, "Documents")
+    find(obs, "Team")
+    obs = click_label(phone, obs, "Documents")
+    find(obs, "Taxes")  # a subfolder
+    obs = click_label(phone, obs, "contract.pdf")
+    find(obs, "Freelance contract with Northwind")
+    find(obs, "Not shared")
+    assert phone.events.of_kind("file_opened")[-1].data["path"] == "/Documents/contract.pdf"
+
+
+def test_upload_copies_a_phone_file_into_the_current_folder() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "Upload")
+    assert not find(obs, "Upload").enabled, "nothing picked yet"
+    obs = click_label(phone, obs, "lease-renewal.pdf")
+    obs = click_label(phone, obs, "Upload (1)")
+    find(obs, "lease-renewal.pdf")  # back in /Documents, the new file listed
+    uploaded = next(f for f in phone.world.cloud.files if f.name == "lease-renewal.pdf")
+    assert uploaded.path == "/Documents/lease-renewal.pdf"
+    assert uploaded.content == "Lease renewal, Alder Street"
+    event = phone.events.of_kind("file_uploaded")[-1]
+    assert event.data["source"] == "/sdcard/Documents/lease-renewal.pdf"
+    assert event.data["path"] == "/Documents/lease-renewal.pdf"
+    assert event.package == "com.nextcloud.client"
+
+
+def test_public_link_is_deterministic_logged_and_sent_through_the_share_sheet() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "contract.pdf")
+    obs = click_label(phone, obs, "Share")
+    obs = click_label(phone, obs, "Create public link")
+    url = public_link("https://cloud.reyes-family.net", "/Documents/contract.pdf")
+    assert url.startswith("https://cloud.reyes-family.net/s/") and len(url.rsplit("/", 1)[1]) == 15
+    find(obs, url)
+    created = phone.events.of_kind("share_link_created")[-1]
+    assert created.data == {"path": "/Documents/contract.pdf", "url": url, "public": True}
+    obs = click_label(phone, obs, "Send link")
+    obs = click_label(phone, obs, "Messages", package="android")
+    obs = click_label(phone, obs, "Maya Chen")
+    obs = click_label(phone, obs, "Send SMS")
+    sent = phone.events.of_kind("sms_sent")[-1]
+    assert sent.data["body"] == url
+    assert phone.events.of_kind("share_opened")[-1].data["source"] == "Nextcloud"
+
+
+def test_sharing_with_a_user_records_the_sharee() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Team")
+    obs = click_label(phone, obs, "roadmap.md")
+    obs = click_label(phone, obs, "Share")
+    field = find(obs, "Name, email or federated cloud ID")
+    x, y = field.center
+    obs = phone.act(Action(action_type="input_text", x=x, y=y, text="dana@northwind.example"))
+    obs = click_label(phone, obs, "Share", resource_id="com.nextcloud.client:id/share_with_user")
+    find(obs, "Shared with dana@northwind.example")
+    cloud_file = next(f for f in phone.world.cloud.files if f.path == "/Team/roadmap.md")
+    assert cloud_file.shared_with == ["dana@northwind.example"] and not cloud_file.share_link
+    event = phone.events.of_kind("share_link_created")[-1]
+    assert event.data["public"] is False and event.data["shared_with"] == "dana@northwind.example"
+
+
+def test_deleting_a_file_and_a_folder_asks_first() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "contract.pdf")
+    obs = click_label(phone, obs, "Delete")
+    obs = click_label(phone, obs, "Cancel")
+    assert "/Documents/contract.pdf" in _cloud_paths(phone)
+    obs = click_label(phone, obs, "Delete")
+    obs = click_label(phone, obs, "Delete")
+    assert "/Documents/contract.pdf" not in _cloud_paths(phone)
+    find(obs, "Taxes")  # back in the folder
+    assert phone.events.of_kind("cloud_file_deleted")[-1].data["path"] == "/Documents/contract.pdf"
+    phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, phone.observe(), "Team")
+    obs = click_label(phone, obs, "Delete folder")
+    obs = click_label(phone, obs, "Delete")
+    assert not any(p.startswith("/Team/") for p in _cloud_paths(phone))
+    wiped = phone.events.of_kind("cloud_file_deleted")[-1]
+    assert wiped.data["folder"] is True
+    assert sorted(wiped.data["files"]) == ["/Team/budget.xlsx", "/Team/roadmap.md"]
+    find(obs, "Documents")  # the root listing, without Team
+    assert not [e for e in obs.elements if e.text == "Team"]
+
+
+def test_nextcloud_is_a_share_target_for_files_and_asks_for_the_folder() -> None:
+    phone = SimPhone(540, 1200)
+    phone.reset(SETUP)
+    phone.act(Action(action_type="open_app", app_name="Messages"))
+    phone.share(SharePayload(files=("/sdcard/DCIM/Camera/IMG_0412.jpg",)))
+    obs = click_label(phone, phone.observe(), "Nextcloud", package="android")
+    assert obs.foreground_package == "com.nextcloud.client"
+    find(obs, "IMG_0412.jpg")
+    obs = click_label(phone, obs, "/Team")
+    obs = click_label(phone, obs, "Upload")
+    assert "/Team/IMG_0412.jpg" in _cloud_paths(phone)
+    event = phone.events.of_kind("file_uploaded")[-1]
+    assert event.data["via"] == "share" and event.data["folder"] == "/Team"
+    find(obs, "IMG_0412.jpg")  # the destination folder's listing
+
+
+def test_text_is_not_offered_to_nextcloud() -> None:
+    phone = SimPhone(540, 1200)
+    phone.reset(SETUP)
+    assert "Nextcloud" not in phone.share_targets(SharePayload(text="hello"))
+    assert "Nextcloud" in phone.share_targets(SharePayload(files=("/sdcard/x.pdf",)))
