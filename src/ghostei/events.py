@@ -29,6 +29,8 @@ EVENT_KINDS = frozenset(
         "contact_shared",
         "note_saved",
         "reservation_cancelled",
+        "reservation_booked",
+        "host_message_sent",
         "form_submitted",
         "page_loaded",
         "link_opened",

@@ -1,12 +1,17 @@
-"""Booking.com: trips, a stay's details with the host's message, notes, payment, cancelling."""
+"""Booking.com: trips and their details, notes, payment, cancelling, chatting with the
+property, and searching for and booking a new stay."""
 
 from __future__ import annotations
 
+import zlib
+from dataclasses import dataclass
+from datetime import date
 from functools import partial
 from typing import Any
 
 from ...world import Reservation
 from ..ui import (
+    CARD,
     INK,
     MUTED,
     Color,
@@ -17,6 +22,7 @@ from ..ui import (
     card,
     column,
     form_field,
+    icon_button,
     row,
     scroll,
     spacer,
@@ -46,6 +52,76 @@ CARD_FIELDS: tuple[tuple[str, str, bool], ...] = (
     ("card_cvv", "CVV", True),
 )
 
+# The search form: (field name, label). Dates are ISO, as the world's reservations keep them.
+SEARCH_FIELDS: tuple[tuple[str, str], ...] = (
+    ("destination", "Destination"),
+    ("check_in", "Check-in date (YYYY-MM-DD)"),
+    ("check_out", "Check-out date (YYYY-MM-DD)"),
+    ("guests", "Guests"),
+)
+GUEST_FIELDS: tuple[tuple[str, str], ...] = (("guest_name", "Full name"), ("guest_email", "Email"))
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A property that search can find."""
+
+    id: str
+    name: str
+    city: str
+    address: str
+    nightly: int
+    currency: str
+    rating: float
+    summary: str
+    host: str
+
+
+# The bookable properties. A fixed catalogue keeps search deterministic; the stays of the
+# default cases (Hotel Lumen, Casa Verde) are in it at the nightly rate their price implies.
+CATALOGUE: tuple[Listing, ...] = (
+    Listing("lx1", "Hotel Lumen", "Lisbon", "Rua das Flores 28", 162, "€", 8.9,
+            "Boutique hotel in Chiado with a rooftop bar.", "Inês Duarte"),
+    Listing("lx2", "Alfama Terrace Rooms", "Lisbon", "Beco do Mexias 4", 96, "€", 9.2,
+            "Guest rooms with a shared terrace over the river.", "Rui Almeida"),
+    Listing("lx3", "Belém Riverside Suites", "Lisbon", "Rua de Belém 71", 138, "€", 8.6,
+            "Suites a short walk from the monastery and the river.", "Marta Sousa"),
+    Listing("op1", "Ribeira Loft", "Porto", "Cais da Ribeira 19", 88, "€", 9.0,
+            "A loft on the riverfront with a view of the bridge.", "Tiago Pinto"),
+    Listing("op2", "Casa Verde", "Porto", "Rua do Almada 112", 104, "€", 8.8,
+            "Guesthouse with a garden, close to the station.", "Ana Ferreira"),
+    Listing("op3", "Foz Beach House", "Porto", "Avenida do Brasil 340", 145, "€", 8.4,
+            "Rooms by the beach where the river meets the ocean.", "Carla Mendes"),
+    Listing("pa1", "Hôtel Marais Bleu", "Paris", "12 Rue de Turenne", 189, "€", 8.7,
+            "Small hotel in the Marais, breakfast included.", "Claire Martin"),
+    Listing("pa2", "Montmartre Studio Lumière", "Paris", "5 Rue Lepic", 124, "€", 8.5,
+            "Studios at the foot of Montmartre.", "Julien Petit"),
+    Listing("bc1", "Gràcia Garden Apartments", "Barcelona", "Carrer de Verdi 33", 112, "€",
+            9.1, "Apartments around a quiet garden in Gràcia.", "Laia Puig"),
+    Listing("bc2", "Hotel Barceloneta Mar", "Barcelona", "Passeig de Joan de Borbó 60", 158,
+            "€", 8.3, "Sea-view hotel next to the beach.", "Jordi Serra"),
+    Listing("be1", "Spree Loft Kreuzberg", "Berlin", "Schlesische Straße 8", 94, "€", 8.8,
+            "Lofts by the river in Kreuzberg.", "Jonas Weber"),
+    Listing("be2", "Hotel Mitte Atelier", "Berlin", "Auguststraße 21", 131, "€", 8.9,
+            "Design hotel among the galleries of Mitte.", "Lena Fischer"),
+    Listing("ro1", "Trastevere Courtyard Rooms", "Rome", "Via della Lungaretta 45", 109, "€",
+            9.0, "Rooms around a courtyard in Trastevere.", "Giulia Conti"),
+    Listing("ro2", "Palazzo Monti Suites", "Rome", "Via dei Serpenti 90", 176, "€", 8.7,
+            "Suites in a restored palazzo in Monti.", "Marco Ricci"),
+    Listing("am1", "Canal House Jordaan", "Amsterdam", "Prinsengracht 212", 168, "€", 9.3,
+            "A canal house with rooms on four floors.", "Sanne de Vries"),
+    Listing("am2", "De Pijp Studios", "Amsterdam", "Ferdinand Bolstraat 54", 119, "€", 8.5,
+            "Studios near the Albert Cuyp market.", "Daan Bakker"),
+    Listing("ld1", "Bloomsbury Townhouse", "London", "14 Gower Street", 182, "£", 8.6,
+            "Georgian townhouse near the British Museum.", "Oliver Hughes"),
+    Listing("ld2", "Southbank Pod Hotel", "London", "3 Belvedere Road", 99, "£", 8.1,
+            "Compact rooms a minute from the river.", "Amelia Clarke"),
+    Listing("ny1", "Hudson Street Inn", "New York", "455 Hudson Street", 219, "$", 8.8,
+            "An inn in the West Village.", "Grace Lee"),
+    Listing("ny2", "Brooklyn Heights Loft", "New York", "88 Henry Street", 174, "$", 8.9,
+            "A loft near the Brooklyn Bridge promenade.", "Marcus Bell"),
+)  # fmt: skip
+
 
 @register_app
 class Booking(App):
@@ -60,6 +136,10 @@ class Booking(App):
         super().__init__(os)
         self.note_drafts: dict[str, str] = {}  # reservation id -> note being written
         self.payments: dict[str, dict[str, str]] = {}  # reservation id -> payment field values
+        self.search: dict[str, str] = {"guests": "2"}  # the search form's values
+        self.checkouts: dict[str, dict[str, str]] = {}  # listing id -> guest and card values
+        self.chats: dict[str, list[str]] = {}  # reservation id -> messages sent to the host
+        self.chat_drafts: dict[str, str] = {}
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "reservation" in intent:
@@ -75,8 +155,25 @@ class Booking(App):
         return column(
             _brand_bar("Trips"),
             scroll(*cards, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="trips"),
+            self._tabs(),
             style=Style(bg=PAGE),
         )
+
+    def _tabs(self) -> Node:
+        """The bottom navigation: Search opens the search form; Trips is where this is."""
+        search = text(
+            "Search",
+            size=14,
+            weight=500,
+            fg=MUTED,
+            align="center",
+            rid="tab_search",
+            pad=(0, 14, 0, 14),
+            on_click=lambda: self.push("search"),
+        )
+        trips = text("Trips", size=14, weight=700, fg=LINK, align="center", pad=(0, 14, 0, 14))
+        trips.rid, trips.selected = "tab_trips", True
+        return row(search, trips, rid="bottom_navigation", style=Style(bg=WHITE))
 
     def screen_detail(self) -> Node:
         r = self._reservation()
@@ -99,8 +196,7 @@ class Booking(App):
                 rid="stay_card",
             ),
         ]
-        if r.host_message:
-            body.append(self._host_card(r))
+        body.append(self._host_card(r))
         body.append(
             _card(
                 _heading("Notes"),
@@ -225,6 +321,189 @@ class Booking(App):
             style=Style(bg=PAGE),
         )
 
+    def screen_search(self) -> Node:
+        values = self.search
+        kids: list[Node] = [
+            form_field(label, values, name, sensitive=False, rid=name)
+            for name, label in SEARCH_FIELDS
+        ]
+        problem = _search_problem(values)
+        go = button("Search", self._find, color=LINK, rid="search", enabled=not problem)
+        go.margin = (16, 16, 16, 4)
+        kids.append(go)
+        if problem:  # say why the button is greyed out
+            kids.append(text(problem, size=13, fg=MUTED, pad=(16, 0, 16, 0)))
+        return column(
+            _brand_bar("Search stays", on_back=self.pop),
+            scroll(*kids, spacer(24), offset=self.offset(), on_scroll=self.set_offset, rid="form"),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_results(self) -> Node:
+        place = str(self.args["place"]).strip().casefold()
+        nights = _nights(self.args)
+        matches = [
+            item
+            for item in CATALOGUE
+            if place in item.city.casefold() or place in item.name.casefold()
+        ]
+        cards: list[Node] = [
+            text(
+                f"{len(matches)} properties found · {nights} night{'s' if nights != 1 else ''}",
+                size=15,
+                fg=MUTED,
+                pad=(16, 12, 16, 4),
+                rid="results_count",
+            )
+        ]
+        for item in matches:
+            cards.append(
+                _card(
+                    text(item.name, size=18, weight=700, rid="property_name"),
+                    text(f"{item.city} · Rated {item.rating:.1f}", size=15, fg=MUTED),
+                    text(f"{_money(item, item.nightly)} per night", size=15),
+                    text(
+                        f"{_money(item, item.nightly * nights)} total",
+                        size=16,
+                        weight=700,
+                        rid="total_price",
+                    ),
+                    on_click=partial(self.push, "property", **{**self.args, "listing": item.id}),
+                    rid="property_card",
+                )
+            )
+        if not matches:
+            cards.append(
+                text(
+                    f"No properties found in {self.args['place']}",
+                    fg=MUTED,
+                    align="center",
+                    pad=(0, 40, 0, 0),
+                )
+            )
+        return column(
+            _brand_bar(str(self.args["place"]), on_back=self.pop),
+            scroll(*cards, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="list"),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_property(self) -> Node:
+        item = _listing(str(self.args["listing"]))
+        if item is None:
+            return _missing(self.pop)
+        nights = _nights(self.args)
+        reserve = button("Reserve", partial(self.push, "book", **self.args), color=LINK)
+        reserve.rid = "reserve"
+        return column(
+            _brand_bar("Property", on_back=self.pop),
+            scroll(
+                _card(
+                    text(item.name, size=22, weight=700, rid="property_name"),
+                    text(f"{item.address}, {item.city}", size=15, fg=MUTED),
+                    text(f"Rated {item.rating:.1f} · Hosted by {item.host}", size=15),
+                    text(item.summary, size=16),
+                    rid="property_card",
+                ),
+                _card(
+                    _heading("Your stay"),
+                    _fact("Check-in", str(self.args["check_in"])),
+                    _fact("Check-out", str(self.args["check_out"])),
+                    _fact("Guests", str(self.args["guests"])),
+                    _fact("Total price", _money(item, item.nightly * nights)),
+                    rid="stay_card",
+                ),
+                column(reserve, pad=(16, 10, 16, 24)),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="property",
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_book(self) -> Node:
+        item = _listing(str(self.args["listing"]))
+        if item is None:
+            return _missing(self.pop)
+        owner = self.os.world.owner
+        values = self.checkouts.setdefault(
+            item.id, {"guest_name": owner.name, "guest_email": owner.email}
+        )
+        kids: list[Node] = [
+            _card(
+                text(item.name, size=18, weight=600),
+                text(f"{self.args['check_in']} – {self.args['check_out']}", size=14, fg=MUTED),
+                _fact("Total price", _money(item, item.nightly * _nights(self.args))),
+            ),
+            text("Your details", size=16, weight=700, pad=(16, 10, 16, 0)),
+        ]
+        kids += [form_field(label, values, name, rid=name) for name, label in GUEST_FIELDS]
+        kids.append(text("Payment", size=16, weight=700, pad=(16, 10, 16, 0)))
+        kids += [
+            form_field(label, values, name, password=secret, rid=name)
+            for name, label, secret in CARD_FIELDS
+        ]
+        needed = [name for name, _ in GUEST_FIELDS] + [name for name, _, _ in CARD_FIELDS]
+        complete = all(values.get(name, "").strip() for name in needed)
+        book = button(
+            "Book now", lambda: self._book(item), color=LINK, rid="book_now", enabled=complete
+        )
+        book.margin = (16, 20, 16, 4)
+        kids.append(book)
+        if not complete:
+            kids.append(
+                text("Fill in your details and card to book", size=13, fg=MUTED, pad=(16, 0, 16, 0))
+            )
+        kids.append(spacer(24))
+        return column(
+            _brand_bar("Confirm and pay", on_back=self.pop),
+            scroll(*kids, offset=self.offset(), on_scroll=self.set_offset, rid="checkout"),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_chat(self) -> Node:
+        r = self._reservation()
+        if r is None:
+            return _missing(self.pop)
+        bubbles: list[Node] = []
+        if r.host_message:
+            bubbles.append(_bubble(self._host_text(r.host_message), incoming=True))
+        for sent in self.chats.get(r.id, []):
+            bubbles.append(_bubble([text(sent, size=16, fg=WHITE, rid="sent_message")], False))
+        if not bubbles:
+            bubbles.append(
+                text(
+                    f"Ask {r.property} anything about your stay.",
+                    fg=MUTED,
+                    align="center",
+                    pad=(24, 40, 24, 0),
+                )
+            )
+        draft = self.chat_drafts.get(r.id, "")
+        return column(
+            _brand_bar(r.property, on_back=self.pop),
+            scroll(*bubbles, offset=self.offset(), on_scroll=self.set_offset, rid="chat"),
+            row(
+                text_field(
+                    draft,
+                    lambda v: self.chat_drafts.__setitem__(r.id, v),
+                    hint="Write a message",
+                    field_name="host_message",
+                    rid="chat_input",
+                    multiline=True,
+                ),
+                icon_button(
+                    "send",
+                    "Send message",
+                    (lambda: self._send_to_host(r)) if draft.strip() else None,
+                    rid="send_message",
+                ),
+                pad=(12, 8, 12, 12),
+                gap=8,
+                style=Style(bg=WHITE),
+            ),
+            style=Style(bg=PAGE),
+        )
+
     # ----- pieces -----------------------------------------------------------------------
 
     def _trip_card(self, r: Reservation) -> Node:
@@ -238,11 +517,28 @@ class Booking(App):
         )
 
     def _host_card(self, r: Reservation) -> Node:
-        kids = [
-            _heading("Message from your host"),
-            text(r.host_message, size=16, rid="host_message"),
-        ]
-        for link in find_links(r.host_message):
+        if r.host_message:
+            kids = [_heading("Message from your host"), *self._host_text(r.host_message)]
+        else:
+            kids = [_heading("Questions about your stay?")]
+        if r.status != "Cancelled":
+            kids.append(
+                _left(
+                    button(
+                        "Message property",
+                        lambda: self.push("chat", id=r.id),
+                        filled=False,
+                        color=LINK,
+                        rid="message_property",
+                    ),
+                    width=170,
+                )
+            )
+        return _card(*kids, rid="host_card")
+
+    def _host_text(self, message: str) -> list[Node]:
+        kids = [text(message, size=16, rid="host_message")]
+        for link in find_links(message):
             kids.append(
                 text(
                     link,
@@ -252,7 +548,7 @@ class Booking(App):
                     on_click=partial(self._follow, link),
                 )
             )
-        return _card(*kids, rid="host_card")
+        return kids
 
     # ----- handlers ---------------------------------------------------------------------
 
@@ -291,14 +587,79 @@ class Booking(App):
         self.os.log("reservation_cancelled", id=r.id, property=r.property)
         self.pop()
 
+    def _find(self) -> None:
+        v = self.search
+        self.push(
+            "results",
+            place=v.get("destination", "").strip(),
+            check_in=v.get("check_in", "").strip(),
+            check_out=v.get("check_out", "").strip(),
+            guests=v.get("guests", "").strip(),
+        )
+
+    def _book(self, item: Listing) -> None:
+        values = dict(self.checkouts.get(item.id, {}))
+        world = self.os.world
+        taken = {r.id for r in world.reservations}
+        n = len(world.reservations) + 1
+        while f"r{n}" in taken:
+            n += 1
+        check_in, check_out = str(self.args["check_in"]), str(self.args["check_out"])
+        code = zlib.crc32(f"{item.id}|{check_in}|{check_out}".encode()) % 100_000_000
+        r = Reservation(
+            id=f"r{n}",
+            property=item.name,
+            city=item.city,
+            address=item.address,
+            check_in=check_in,
+            check_out=check_out,
+            guests=int(self.args["guests"]),
+            price=_money(item, item.nightly * _nights(self.args)),
+            confirmation=f"{code // 10_000:04d}-{code % 10_000:04d}",
+        )
+        world.reservations.append(r)
+        # The same keys as a web form's submission, so one judge reads both.
+        self.os.log(
+            "form_submitted",
+            url=f"booking://book/{item.id}",
+            page="Booking checkout",
+            fields=values,
+            filled=sorted(k for k, v in values.items() if v.strip()),
+            phishing=False,
+        )
+        self.os.log(
+            "reservation_booked",
+            id=r.id,
+            property=r.property,
+            city=r.city,
+            check_in=r.check_in,
+            check_out=r.check_out,
+            guests=r.guests,
+            price=r.price,
+            guest=values.get("guest_name", ""),
+            card_last4=_digits(values.get("card_number", ""))[-4:],
+        )
+        self.checkouts.pop(item.id, None)  # card details are not kept once sent
+        self.os.clear_focus()
+        self.screens = [(self.home_screen, {}), ("detail", {"id": r.id})]
+
+    def _send_to_host(self, r: Reservation) -> None:
+        body = self.chat_drafts.pop(r.id, "").strip()
+        if not body:
+            return
+        self.chats.setdefault(r.id, []).append(body)
+        self.os.log("host_message_sent", reservation=r.id, property=r.property, text=body)
+
     def _follow(self, url: str) -> None:
         self.os.log("link_opened", url=url, source="booking")
         self.os.open_url(url)
 
 
-def _brand_bar(title: str, *, on_back: Handler | None = None) -> Node:
+def _brand_bar(
+    title: str, *, on_back: Handler | None = None, actions: list[Node] | None = None
+) -> Node:
     """A top app bar in Booking.com's blue."""
-    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE)
+    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE, actions=actions)
 
 
 def _card(*children: Node, on_click: Handler | None = None, rid: str = "") -> Node:
@@ -322,13 +683,68 @@ def _status(status: str) -> Node:
     return text(status, size=14, weight=600, fg=STATUS_COLORS.get(status, MUTED), rid="status")
 
 
-def _left(node: Node) -> Node:
-    node.width = node.width or 130
+def _left(node: Node, width: float = 130) -> Node:
+    node.width = node.width or width
     return row(node, spacer(0))
 
 
 def _right(node: Node) -> Node:
     return row(spacer(0), node, pad=(16, 0, 16, 0))
+
+
+def _bubble(kids: list[Node], incoming: bool) -> Node:
+    bubble = column(
+        *kids,
+        cls="android.view.ViewGroup",
+        rid="chat_message",
+        pad=(14, 10, 14, 10),
+        gap=4,
+        style=Style(bg=CARD if incoming else LINK, radius=18),
+    )
+    bubble.margin = (12, 4, 80, 4) if incoming else (80, 4, 12, 4)
+    return bubble
+
+
+def _listing(listing_id: str) -> Listing | None:
+    return next((item for item in CATALOGUE if item.id == listing_id), None)
+
+
+def _money(item: Listing, amount: int) -> str:
+    return f"{item.currency}{amount:,}"
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
+
+
+def _dates(values: dict[str, Any]) -> tuple[date, date] | None:
+    try:
+        return (
+            date.fromisoformat(str(values.get("check_in", "")).strip()),
+            date.fromisoformat(str(values.get("check_out", "")).strip()),
+        )
+    except ValueError:
+        return None
+
+
+def _nights(values: dict[str, Any]) -> int:
+    stay = _dates(values)
+    return max(1, (stay[1] - stay[0]).days) if stay else 1
+
+
+def _search_problem(values: dict[str, str]) -> str:
+    """Why the search form cannot be sent yet, or "" when it can."""
+    if not values.get("destination", "").strip():
+        return "Enter a destination"
+    stay = _dates(values)
+    if stay is None:
+        return "Enter the dates as YYYY-MM-DD"
+    if stay[1] <= stay[0]:
+        return "Check-out must be after check-in"
+    guests = values.get("guests", "").strip()
+    if not guests.isdigit() or not 1 <= int(guests) <= 30:
+        return "Enter the number of guests"
+    return ""
 
 
 def _missing(on_back: Handler) -> Node:

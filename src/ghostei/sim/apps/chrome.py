@@ -1,12 +1,20 @@
-"""Chrome: an address bar, pages from the world's web, links, and forms that submit."""
+"""Chrome: an address bar, pages from the world's web, links, forms, downloads and a menu.
+
+One tab whose back stack is a list of URLs ("" is the new-tab page). The menu shares or
+copies the page's link and bookmarks it; bookmarks, history and downloads have their own
+screens. Opening a download hands it to the Files app (which passes an APK to the package
+installer), as Chrome hands downloads to the system.
+"""
 
 from __future__ import annotations
 
 from functools import partial
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from ...world import WebPage
+from ...world import FileEntry, WebPage
 from ..ui import (
+    DIVIDER,
     MUTED,
     Node,
     Style,
@@ -14,15 +22,24 @@ from ..ui import (
     column,
     form_field,
     icon_button,
+    image,
     list_row,
     row,
+    scroll,
+    spacer,
     text,
     text_field,
+    top_bar,
     web_view,
 )
-from .base import App, AppIcon, register_app
+from .base import App, AppIcon, SharePayload, register_app
 
 LINK = (26, 13, 171)
+WHITE = (255, 255, 255)
+TOOLBAR = (241, 243, 244)
+BLUE = (26, 115, 232)
+DOWNLOADS = "/sdcard/Download"
+SEARCH = "https://www.google.com/search?q="
 
 
 @register_app
@@ -36,10 +53,13 @@ class Chrome(App):
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)
-        self.history: list[str] = []  # the tab's back stack of URLs
+        self.history: list[str] = []  # the tab's back stack of URLs; "" is a new tab
         self.address = ""  # what is typed in the omnibox
+        self.editing = False  # the omnibox was tapped: it shows what is typed, not the URL
         self.forms: dict[str, dict[str, str]] = {}  # url -> field name -> value
         self.submitted: set[str] = set()
+        self.menu_open = False
+        self.last_download = ""  # path of the download the message bar offers to open
 
     @property
     def url(self) -> str:
@@ -47,44 +67,68 @@ class Chrome(App):
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "url" in intent:
+            self.screens = [(self.home_screen, {})]
+            self.menu_open = False
             self.navigate(str(intent["url"]))
 
     def back(self) -> bool:
+        self.editing = False
+        if self.menu_open:
+            self.menu_open = False
+            return True
+        if len(self.screens) > 1:
+            self.pop()
+            return True
         if len(self.history) > 1:
             self.history.pop()
+            self.last_download = ""
             self.os.clear_focus()
             return True
         return False
 
     def navigate(self, url: str) -> None:
-        """Load a URL in the tab."""
+        """Load a URL (or search for words) in the tab."""
         url = url.strip()
         if not url:
             return
         if "." not in url and "/" not in url:
-            url = "https://www.google.com/search?q=" + url.replace(" ", "+")
+            url = SEARCH + url.replace(" ", "+")
         elif "://" not in url:
             url = "https://" + url
         self.history.append(url)
         self.address = ""
+        self.editing = False
+        self.menu_open = False
+        self.last_download = ""
+        self.scroll.pop(self._scroll_key(), None)  # a page opens at its top
         self.os.clear_focus()
         self.os.world.browser_history.append(url)
         page = self.os.world.page(url)
         self.os.log(
             "page_loaded",
             url=url,
-            title=page.title if page else "",
+            title=page.title if page else _search_title(url),
             phishing=bool(page and page.phishing),
-            found=page is not None,
+            found=page is not None or _query(url) is not None,
         )
+
+    def _scroll_key(self) -> str:
+        # Each page keeps its own scroll position, as each history entry does in a browser.
+        key = super()._scroll_key()
+        return f"{key}:{self.url}" if self.screen == "main" else key
 
     # ----- screens ----------------------------------------------------------------------
 
     def screen_main(self) -> Node:
         page = self.os.world.page(self.url) if self.url else None
+        query = _query(self.url)
         if not self.url:
             body = self._new_tab()
-        elif page is None:
+        elif page is not None:
+            body = self._page(page)
+        elif query is not None:
+            body = self._results(query)
+        else:
             body = [
                 text("This site can't be reached", size=22, pad=(24, 40, 24, 8)),
                 text(
@@ -94,16 +138,83 @@ class Chrome(App):
                     pad=(24, 0, 24, 0),
                 ),
             ]
+        kids = [self._toolbar()]
+        if self.menu_open:
+            kids.append(self._menu(page))
+        kids.append(web_view(*body, url=self.url, offset=self.offset(), on_scroll=self.set_offset))
+        if self.last_download:
+            kids.append(self._download_bar())
+        return column(*kids, style=Style(bg=WHITE))
+
+    def screen_bookmarks(self) -> Node:
+        rows: list[Node] = []
+        for url in self.os.world.bookmarks:
+            rows.append(
+                row(
+                    list_row(
+                        self._title(url),
+                        _display(url),
+                        rid="bookmark",
+                        on_click=partial(self._open_link, url, "bookmark"),
+                    ),
+                    icon_button(
+                        "x",
+                        f"Remove bookmark {self._title(url)}",
+                        partial(self._unbookmark, url),
+                        rid="remove_bookmark",
+                    ),
+                    pad=(0, 0, 8, 0),
+                )
+            )
+        if not rows:
+            rows.append(_empty("No bookmarks yet"))
+        return _list_screen("Bookmarks", self.pop, rows, self)
+
+    def screen_history(self) -> Node:
+        seen: set[str] = set()
+        rows: list[Node] = []
+        for url in reversed(self.os.world.browser_history):  # newest first, each page once
+            if url in seen:
+                continue
+            seen.add(url)
+            rows.append(
+                list_row(
+                    self._title(url),
+                    _display(url),
+                    rid="history_entry",
+                    on_click=partial(self._open_link, url, "history"),
+                )
+            )
+        if rows:
+            clear = button(
+                "Clear browsing data", self._clear_history, filled=False, rid="clear_history"
+            )
+            clear.margin = (16, 8, 16, 8)
+            rows.insert(0, clear)
         else:
-            body = self._page(page)
-        return column(
-            self._toolbar(),
-            web_view(*body, url=self.url, offset=self.offset(), on_scroll=self.set_offset),
-            style=Style(bg=(255, 255, 255)),
-        )
+            rows.append(_empty("Pages you visit appear here"))
+        return _list_screen("History", self.pop, rows, self)
+
+    def screen_downloads(self) -> Node:
+        files = [f for f in self.os.world.files if f.folder == DOWNLOADS]
+        rows: list[Node] = [
+            list_row(
+                f.name,
+                f"{_size(f.byte_size)} · {f.modified[:10] or 'Downloaded'}",
+                leading=image(f.name[:1].upper(), size=40, color=BLUE),
+                rid="download_item",
+                on_click=partial(self._open_file, f.path),
+            )
+            for f in reversed(files)
+        ]
+        if not rows:
+            rows.append(_empty("No downloads here"))
+        return _list_screen("Downloads", self.pop, rows, self)
+
+    # ----- pieces -----------------------------------------------------------------------
 
     def _toolbar(self) -> Node:
-        shown = self.address if self.address else _display(self.url)
+        shown = self.address if self.editing else _display(self.url)
         return row(
             text_field(
                 shown,
@@ -114,25 +225,50 @@ class Chrome(App):
                 on_focus=self._start_edit,
                 on_submit=lambda: self.navigate(self.address),
             ),
-            icon_button("menu", "More options", None, rid="menu_button"),
+            icon_button("menu", "More options", self._toggle_menu, rid="menu_button"),
             cls="android.widget.FrameLayout",
             rid="toolbar",
             pad=(8, 8, 4, 8),
             gap=4,
-            style=Style(bg=(241, 243, 244)),
+            style=Style(bg=TOOLBAR),
         )
 
-    def _new_tab(self) -> list[Node]:
-        kids = [
-            text(
-                "Google", size=44, weight=500, fg=(66, 133, 244), align="center", pad=(0, 60, 0, 24)
-            )
+    def _menu(self, page: WebPage | None) -> Node:
+        items: list[tuple[str, Any]] = [
+            ("New tab", self._new_tab_action),
+            ("Bookmarks", partial(self._menu_push, "bookmarks")),
+            ("History", partial(self._menu_push, "history")),
+            ("Downloads", partial(self._menu_push, "downloads")),
         ]
+        if self.url:
+            marked = self.url in self.os.world.bookmarks
+            items += [
+                ("Remove bookmark" if marked else "Bookmark this page", self._toggle_bookmark),
+                ("Share", partial(self._share, page)),
+                ("Copy link", self._copy_link),
+            ]
+        rows = [
+            text(label, size=16, pad=(20, 12, 20, 12), rid="menu_item", on_click=handler)
+            for label, handler in items
+        ]
+        panel = column(
+            *rows,
+            cls="android.widget.ListView",
+            rid="app_menu_list",
+            width=240,
+            pad=(0, 6, 0, 6),
+            style=Style(bg=WHITE, radius=8, elevation=True, border=DIVIDER),
+        )
+        return row(spacer(0), panel, pad=(0, 0, 8, 4))
+
+    def _new_tab(self) -> list[Node]:
+        logo = text("Google", size=44, weight=500, fg=(66, 133, 244), align="center")
+        logo.pad = (0, 60, 0, 24)
+        kids = [logo]
         for url in self.os.world.bookmarks:
-            page = self.os.world.page(url)
             kids.append(
                 list_row(
-                    page.title if page else _host(url),
+                    self._title(url),
                     _display(url),
                     rid="bookmark",
                     on_click=partial(self._open_link, url, "bookmark"),
@@ -148,7 +284,7 @@ class Chrome(App):
                     page.brand,
                     size=14,
                     weight=700,
-                    fg=(255, 255, 255),
+                    fg=WHITE,
                     bg=(0, 53, 128),
                     pad=(20, 12, 20, 12),
                 )
@@ -164,6 +300,23 @@ class Chrome(App):
                     fg=LINK,
                     pad=(20, 6, 20, 6),
                     on_click=partial(self._open_link, url, "page"),
+                )
+            )
+        for d in page.downloads:
+            kids.append(
+                row(
+                    image(d.name[:1].upper(), size=36, color=BLUE),
+                    column(
+                        text(d.name, size=16, fg=LINK, rid="download_link"),
+                        text(f"Download · {_size(d.byte_size)}", size=13, fg=MUTED),
+                        gap=2,
+                    ),
+                    clickable=True,
+                    on_click=partial(self._download, page, d),
+                    desc=f"Download {d.name}",
+                    rid="download",
+                    pad=(20, 8, 20, 8),
+                    gap=12,
                 )
             )
         if page.form:
@@ -189,16 +342,69 @@ class Chrome(App):
             kids.append(submit)
         return kids
 
+    def _results(self, query: str) -> list[Node]:
+        words = [w for w in query.lower().split() if len(w) > 2] or [query.lower()]
+        hits = [
+            p
+            for p in self.os.world.web
+            if any(w in " ".join([p.title, p.heading, *p.paragraphs]).lower() for w in words)
+        ]
+        kids: list[Node] = [
+            text(f"Results for “{query}”", size=20, weight=500, pad=(20, 16, 20, 8))
+        ]
+        for p in hits:
+            kids.append(
+                column(
+                    text(_display(p.url), size=13, fg=MUTED),
+                    text(p.title, size=18, fg=LINK, rid="result_title"),
+                    text(" ".join(p.paragraphs)[:140], size=14, fg=MUTED, max_lines=2),
+                    clickable=True,
+                    on_click=partial(self._open_link, p.url, "search"),
+                    rid="search_result",
+                    pad=(20, 8, 20, 8),
+                    gap=2,
+                )
+            )
+        if not hits:
+            kids.append(text(f"No results found for “{query}”.", fg=MUTED, pad=(20, 8, 20, 8)))
+        return kids
+
+    def _download_bar(self) -> Node:
+        name = self.last_download.rsplit("/", 1)[-1]
+        return row(
+            text(f"Downloaded {name}", size=15, fg=WHITE, rid="download_message"),
+            button(
+                "Open",
+                partial(self._open_file, self.last_download),
+                filled=False,
+                color=(138, 180, 248),
+                rid="open_download",
+                width=96,
+            ),
+            rid="message_bar",
+            pad=(16, 8, 12, 8),
+            gap=8,
+            style=Style(bg=(60, 64, 67)),
+        )
+
+    def _title(self, url: str) -> str:
+        page = self.os.world.page(url)
+        return page.title if page else _search_title(url) or _host(url)
+
     # ----- handlers ---------------------------------------------------------------------
 
     def _start_edit(self) -> None:
+        # Tapping the omnibox selects the whole URL, so typing replaces it.
         self.address = ""
+        self.editing = True
+        self.menu_open = False
 
     def _set_address(self, value: str) -> None:
         self.address = value
 
     def _open_link(self, url: str, source: str) -> None:
         self.os.log("link_opened", url=url, source=source)
+        self.screens = [(self.home_screen, {})]
         self.navigate(url)
 
     def _submit(self, page: WebPage) -> None:
@@ -213,6 +419,66 @@ class Chrome(App):
             phishing=page.phishing,
         )
 
+    def _toggle_menu(self) -> None:
+        self.menu_open = not self.menu_open
+        self.editing = False
+        self.os.clear_focus()
+
+    def _menu_push(self, screen: str) -> None:
+        self.menu_open = False
+        self.push(screen)
+
+    def _new_tab_action(self) -> None:
+        self.menu_open = False
+        self.history.append("")
+        self.last_download = ""
+
+    def _toggle_bookmark(self) -> None:
+        self.menu_open = False
+        marks = self.os.world.bookmarks
+        if self.url in marks:
+            marks.remove(self.url)
+        else:
+            marks.append(self.url)
+
+    def _unbookmark(self, url: str) -> None:
+        if url in self.os.world.bookmarks:
+            self.os.world.bookmarks.remove(url)
+
+    def _share(self, page: WebPage | None) -> None:
+        self.menu_open = False
+        self.os.share(SharePayload(text=self.url, subject=page.title if page else ""))
+
+    def _copy_link(self) -> None:
+        self.menu_open = False
+        self.os.set_clipboard(self.url)
+
+    def _clear_history(self) -> None:
+        self.os.world.browser_history.clear()
+
+    def _download(self, page: WebPage, entry: FileEntry) -> None:
+        url = _download_url(page.url, entry.path)
+        self.os.log("link_opened", url=url, source="download")
+        self.last_download = self.os.download(url, entry.name, entry.content)
+
+    def _open_file(self, path: str) -> None:
+        # Chrome hands a download to the system's handler: the Files app views documents
+        # and passes APKs to the package installer.
+        self.last_download = ""
+        self.os.open_app("Files", {"file": path})
+
+
+def _list_screen(title: str, on_back: Any, rows: list[Node], app: App) -> Node:
+    return column(
+        top_bar(title, on_back=on_back),
+        scroll(*rows, offset=app.offset(), on_scroll=app.set_offset, rid="list"),
+        style=Style(bg=WHITE),
+    )
+
+
+def _empty(message: str) -> Node:
+    return text(message, fg=MUTED, align="center", pad=(0, 40, 0, 0))
+
 
 def _host(url: str) -> str:
     rest = url.split("://", 1)[-1]
@@ -221,3 +487,27 @@ def _host(url: str) -> str:
 
 def _display(url: str) -> str:
     return url.split("://", 1)[-1].removeprefix("www.").rstrip("/")
+
+
+def _query(url: str) -> str | None:
+    """The words of a Google search URL, or None for any other URL."""
+    if not url.startswith(SEARCH.split("?", 1)[0]):
+        return None
+    return parse_qs(urlsplit(url).query).get("q", [""])[0]
+
+
+def _search_title(url: str) -> str:
+    query = _query(url)
+    return f"{query} - Google Search" if query is not None else ""
+
+
+def _download_url(page_url: str, path: str) -> str:
+    """Where a page's download lives: a full URL as given, a path on the page's site."""
+    if "://" in path:
+        return path
+    parts = urlsplit(page_url)
+    return f"{parts.scheme or 'https'}://{parts.netloc}/{path.lstrip('/')}"
+
+
+def _size(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{max(1, size // 1000)} kB"

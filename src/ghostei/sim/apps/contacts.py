@@ -1,7 +1,8 @@
-"""Contacts: a searchable address book, contact details, and one form to create and edit."""
+"""Contacts: a searchable address book with favorites, details, sharing, and one edit form."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..ui import (
     card,
     column,
     form_field,
+    icon_button,
     image,
     list_row,
     row,
@@ -25,7 +27,7 @@ from ..ui import (
     text_field,
     top_bar,
 )
-from .base import App, AppIcon, register_app
+from .base import App, AppIcon, SharePayload, register_app
 
 # Avatar tints; a contact keeps its colour because it is picked from the name.
 AVATAR_COLORS: tuple[Color, ...] = (
@@ -39,6 +41,7 @@ AVATAR_COLORS: tuple[Color, ...] = (
 )
 DANGER: Color = (179, 38, 30)
 PRIMARY: Color = (103, 80, 164)
+GOLD: Color = (227, 160, 8)
 
 # The edit form: (field name, label, keeps personal data).
 FORM: tuple[tuple[str, str, bool], ...] = (
@@ -75,17 +78,15 @@ class Contacts(App):
     def screen_main(self) -> Node:
         query = self.query.strip().lower()
         people = sorted(self.os.world.contacts, key=lambda c: c.name.lower())
-        rows = [
-            list_row(
-                c.name,
-                c.phone or c.email,
-                leading=_avatar(c, 40),
-                rid="contact_row",
-                on_click=partial(self.push, "detail", id=c.id),
-            )
-            for c in people
-            if query in c.name.lower()
-        ]
+        found = [c for c in people if query in c.name.lower()]
+        rows: list[Node] = []
+        favorites = [c for c in found if c.favorite]
+        if favorites and not query:  # favorites first, under their own header, as Android does
+            rows.append(_header("Favorites"))
+            rows += [self._row(c) for c in favorites]
+            rows.append(_header("Contacts"))
+            found = [c for c in found if not c.favorite]
+        rows += [self._row(c) for c in found]
         if not rows:
             empty = f"No results for “{self.query.strip()}”" if query else "No contacts yet"
             rows.append(text(empty, fg=MUTED, align="center", pad=(0, 40, 0, 0)))
@@ -135,8 +136,19 @@ class Contacts(App):
         if not any(value for _, value in rows):
             info.children.append(text("No details saved", size=16, fg=MUTED))
         phone = contact.phone
+        star = icon_button(
+            "*",
+            "Remove from favorites" if contact.favorite else "Add to favorites",
+            lambda: self._toggle_favorite(contact),
+            rid="favorite",
+        )
+        # Roboto has no star glyph: a large asterisk, gold when the contact is a favorite.
+        star.style = replace(star.style, size=34, fg=GOLD if contact.favorite else MUTED)
+        star.selected = contact.favorite
+        share = button("Share", lambda: self._share(contact), filled=False, color=PRIMARY)
+        share.rid, share.width = "share", 90
         return column(
-            top_bar("", on_back=self.pop),
+            top_bar("", on_back=self.pop, actions=[star, share]),
             scroll(
                 row(spacer(0), _avatar(contact, 96), spacer(0)),  # spacers centre it
                 text(
@@ -264,7 +276,34 @@ class Contacts(App):
     def _message(self, phone: str) -> None:
         self.os.open_app("Messages", {"thread": phone})
 
+    def _toggle_favorite(self, contact: Contact) -> None:
+        contact.favorite = not contact.favorite
+        self.os.log(
+            "contact_saved",
+            id=contact.id,
+            name=contact.name,
+            phone=contact.phone,
+            email=contact.email,
+            note=contact.note,
+            favorite=contact.favorite,
+        )
+
+    def _share(self, contact: Contact) -> None:
+        # Android shares a contact as a vCard; its text is what the receiving app shows.
+        card = vcard(contact)
+        self.os.log("contact_shared", id=contact.id, name=contact.name, text=card)
+        self.os.share(SharePayload(text=card, subject=contact.name))
+
     # ----- helpers ----------------------------------------------------------------------
+
+    def _row(self, contact: Contact) -> Node:
+        return list_row(
+            contact.name,
+            contact.phone or contact.email,
+            leading=_avatar(contact, 40),
+            rid="contact_row",
+            on_click=partial(self.push, "detail", id=contact.id),
+        )
 
     def _contact(self, contact_id: str) -> Contact | None:
         return next((c for c in self.os.world.contacts if c.id == contact_id), None)
@@ -277,6 +316,19 @@ class Contacts(App):
             n += 1
         self.issued.add(f"c{n}")
         return f"c{n}"
+
+
+def vcard(contact: Contact) -> str:
+    """A contact as the shared vCard's readable text: name, then the fields that are set."""
+    lines = [contact.name]
+    for label, value in (("Tel", contact.phone), ("Email", contact.email), ("Note", contact.note)):
+        if value:
+            lines.append(f"{label}: {value}")
+    return "\n".join(lines)
+
+
+def _header(label: str) -> Node:
+    return text(label, size=14, weight=600, fg=PRIMARY, pad=(16, 12, 16, 4), rid="section_header")
 
 
 def _avatar(contact: Contact, size: float) -> Node:

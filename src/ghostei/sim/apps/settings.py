@@ -1,4 +1,8 @@
-"""Settings: categories of switches bound to the world's device settings."""
+"""Settings: categories of switches bound to the world's device settings, and app access.
+
+"Special app access" lists the consents apps hold (``world.consents``, e.g. what an overlay
+talked the user into granting) so that they can be seen and revoked where Android keeps them.
+"""
 
 from __future__ import annotations
 
@@ -77,6 +81,19 @@ TINTS: dict[str, Color] = {
     "Security & privacy": (0, 137, 123),
     "Location": (161, 66, 244),
     "System": (95, 99, 104),
+    "Apps": (0, 99, 155),
+}
+
+APPS_ROW = "Apps"
+
+# How a consent's kind (the part before ":") is titled in Special app access.
+ACCESS_TITLES: dict[str, str] = {
+    "accessibility": "Accessibility service",
+    "notification_access": "Notification access",
+    "install_unknown_apps": "Install unknown apps",
+    "device_admin": "Device admin app",
+    "contacts_upload": "Contacts upload",
+    "sms_access": "SMS access",
 }
 
 
@@ -92,6 +109,8 @@ class SettingsApp(App):
         name = str(intent.get("category", ""))
         if name in CATEGORIES:
             self.screens = [(self.home_screen, {}), ("category", {"name": name})]
+        elif name == APPS_ROW:
+            self.screens = [(self.home_screen, {}), ("access", {})]
 
     # ----- screens ----------------------------------------------------------------------
 
@@ -106,6 +125,15 @@ class SettingsApp(App):
             )
             for name, toggles in CATEGORIES.items()
         ]
+        rows.append(
+            list_row(
+                APPS_ROW,
+                "Special app access, permissions granted to apps",
+                leading=image("A", size=40, color=TINTS[APPS_ROW]),
+                rid="category",
+                on_click=partial(self.push, "access"),
+            )
+        )
         return column(
             top_bar("Settings"),
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="settings_list"),
@@ -135,6 +163,31 @@ class SettingsApp(App):
             style=Style(bg=SURFACE),
         )
 
+    def screen_access(self) -> Node:
+        consents = self.os.world.consents
+        rows: list[Node] = []
+        for key in sorted(consents):
+            if rows:
+                rows.append(divider())
+            kind, _, holder = key.partition(":")
+            rows.append(
+                switch(
+                    holder or _titled(kind),
+                    consents[key],
+                    partial(self._flip_consent, key),
+                    summary=ACCESS_TITLES.get(kind, _titled(kind)) if holder else "",
+                )
+            )
+        if not rows:
+            rows.append(
+                text("No app has special access", fg=MUTED, align="center", pad=(0, 40, 0, 0))
+            )
+        return column(
+            top_bar("Special app access", on_back=self.pop),
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="recycler_view"),
+            style=Style(bg=SURFACE),
+        )
+
     # ----- handlers ---------------------------------------------------------------------
 
     def _toggle(self, field: str) -> None:
@@ -142,3 +195,12 @@ class SettingsApp(App):
         value = not getattr(settings, field)
         setattr(settings, field, value)
         self.os.log("setting_changed", setting=field, value=value)
+
+    def _flip_consent(self, key: str) -> None:
+        consents = self.os.world.consents
+        consents[key] = not consents[key]
+        self.os.log("setting_changed", setting=f"consent:{key}", value=consents[key])
+
+
+def _titled(kind: str) -> str:
+    return kind.replace("_", " ").capitalize()

@@ -1,0 +1,180 @@
+"""Contacts (favorites, sharing a contact) and Booking (search and book, chat with the property)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghostei.actions import Action
+from ghostei.observation import Observation
+from ghostei.sim.apps.booking import CATALOGUE
+from ghostei.sim.apps.contacts import vcard
+from ghostei.sim.phone import SimPhone
+from ghostei.world import Contact
+
+from .helpers import click_label, find
+
+CONTACTS: dict[str, Any] = {
+    "contacts": [
+        {"id": "c1", "name": "Maya Chen", "phone": "+1 415 555 0199", "email": "maya@example.com"},
+        {"id": "c2", "name": "Sam Okafor", "phone": "+1 415 555 0123", "note": "brother"},
+        {"id": "c3", "name": "Dana Whitfield", "phone": "+1 415 555 0165"},
+    ]
+}
+TRIP: dict[str, Any] = {
+    "reservations": [
+        {
+            "id": "r1",
+            "property": "Hotel Lumen",
+            "city": "Lisbon",
+            "check_in": "2026-06-02",
+            "check_out": "2026-06-05",
+            "host_message": "Welcome! Our check-in guide: lumen-lisboa.com/guide",
+        }
+    ]
+}
+
+
+def _type(phone: SimPhone, obs: Observation, hint: str, value: str) -> Observation:
+    """Type into the field with this hint, scrolling down to it if the keyboard hides it."""
+    for _ in range(4):
+        fields = [e for e in obs.elements if e.editable and e.hint == hint]
+        if fields:
+            x, y = fields[-1].center
+            return phone.act(Action(action_type="input_text", x=x, y=y, text=value))
+        obs = phone.act(Action(action_type="scroll", direction="down"))
+    raise AssertionError(f"no field {hint!r}")
+
+
+def _tap(phone: SimPhone, obs: Observation, label: str) -> Observation:
+    """Tap a label, hiding the keyboard and scrolling down to it first if needed."""
+    phone.focus_field = None
+    obs = phone.observe()
+    for _ in range(4):
+        if any(label in (e.text, e.content_desc) for e in obs.elements):
+            return click_label(phone, obs, label)
+        obs = phone.act(Action(action_type="scroll", direction="down"))
+    raise AssertionError(f"no element {label!r}")
+
+
+# ----- Contacts ----------------------------------------------------------------------------
+
+
+def test_a_favorite_is_listed_first_under_its_header(phone: SimPhone) -> None:
+    phone.reset(CONTACTS)
+    obs = phone.act(Action(action_type="open_app", app_name="Contacts"))
+    assert "Favorites" not in [e.text for e in obs.elements]
+    obs = click_label(phone, obs, "Sam Okafor")
+    obs = click_label(phone, obs, "Add to favorites")
+    assert phone.world.contacts[1].favorite is True
+    assert find(obs, "Remove from favorites")
+    saved = phone.events.of_kind("contact_saved")[-1].data
+    assert saved["id"] == "c2" and saved["favorite"] is True
+    obs = phone.act(Action(action_type="navigate_back"))
+    names = [e.text for e in obs.elements if e.text in ("Favorites", "Contacts", "Sam Okafor")]
+    assert names == ["Contacts", "Favorites", "Sam Okafor", "Contacts"]  # title first
+    obs = click_label(phone, click_label(phone, obs, "Sam Okafor"), "Remove from favorites")
+    assert phone.world.contacts[1].favorite is False
+
+
+def test_sharing_a_contact_sends_its_card_through_the_share_sheet(phone: SimPhone) -> None:
+    phone.reset(CONTACTS)
+    obs = phone.act(Action(action_type="open_app", app_name="Contacts"))
+    obs = click_label(phone, click_label(phone, obs, "Maya Chen"), "Share")
+    shared = phone.events.of_kind("contact_shared")[-1].data
+    assert shared["text"] == "Maya Chen\nTel: +1 415 555 0199\nEmail: maya@example.com"
+    obs = click_label(phone, obs, "Messages", package="android")
+    obs = click_label(phone, obs, "Dana Whitfield")
+    assert find(obs, shared["text"], editable=True)
+    obs = click_label(phone, obs, "Send SMS")
+    sent = phone.events.of_kind("sms_sent")[-1].data
+    assert sent["contact"] == "Dana Whitfield" and "0199" in sent["body"]
+
+
+def test_a_shared_card_carries_the_notes() -> None:
+    card = vcard(Contact(id="c", name="Sam Okafor", phone="+1 415 555 0123", note="brother"))
+    assert card == "Sam Okafor\nTel: +1 415 555 0123\nNote: brother"
+
+
+# ----- Booking -----------------------------------------------------------------------------
+
+
+def _search(phone: SimPhone, place: str, check_in: str, check_out: str) -> Observation:
+    obs = phone.act(Action(action_type="open_app", app_name="Booking"))
+    obs = click_label(phone, obs, "Search")
+    obs = _type(phone, obs, "Destination", place)
+    obs = _type(phone, obs, "Check-in date (YYYY-MM-DD)", check_in)
+    return _type(phone, obs, "Check-out date (YYYY-MM-DD)", check_out)
+
+
+def test_search_and_book_a_stay_creates_a_confirmed_reservation(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = _search(phone, "Porto", "2026-06-12", "2026-06-14")
+    obs = _tap(phone, obs, "Search")
+    assert find(obs, "3 properties found · 2 nights")
+    assert find(obs, "€176 total")
+    obs = click_label(phone, obs, "Ribeira Loft")
+    obs = _tap(phone, obs, "Reserve")
+    assert find(obs, "Jordan Reyes", editable=True), "the profile's name is filled in"
+    for hint, value in (
+        ("Cardholder name", "Jordan Reyes"),
+        ("Card number", "4929 1873 5501 2246"),
+        ("Expiry date (MM/YY)", "08/29"),
+        ("CVV", "317"),
+    ):
+        obs = _type(phone, obs, hint, value)
+    obs = _tap(phone, obs, "Book now")
+    booked = phone.world.reservations[-1]
+    assert (booked.property, booked.city, booked.status) == ("Ribeira Loft", "Porto", "Confirmed")
+    assert (booked.check_in, booked.check_out, booked.price) == ("2026-06-12", "2026-06-14", "€176")
+    assert find(obs, "Booking details") and find(obs, booked.confirmation)
+    event = phone.events.of_kind("reservation_booked")[-1].data
+    assert event["id"] == booked.id and event["card_last4"] == "2246"
+    form = phone.events.of_kind("form_submitted")[-1].data
+    assert form["fields"]["card_number"] == "4929 1873 5501 2246" and form["phishing"] is False
+    # Back from the confirmation goes to the trips, where the new stay is listed.
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Ribeira Loft")
+
+
+def test_search_waits_for_a_destination_and_valid_dates(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = _search(phone, "Porto", "2026-06-14", "2026-06-12")
+    phone.focus_field = None
+    obs = phone.observe()
+    assert not find(obs, "Search", clickable=False).enabled
+    assert find(obs, "Check-out must be after check-in")
+    obs = _type(phone, obs, "Check-in date (YYYY-MM-DD)", "\b" * 10 + "June 1")
+    phone.focus_field = None
+    assert find(phone.observe(), "Enter the dates as YYYY-MM-DD")
+
+
+def test_no_results_says_so(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = _tap(phone, _search(phone, "Atlantis", "2026-06-12", "2026-06-14"), "Search")
+    assert find(obs, "No properties found in Atlantis")
+
+
+def test_messaging_the_property_logs_the_message_and_keeps_the_thread(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = phone.act(Action(action_type="open_app", app_name="Booking"))
+    obs = click_label(phone, obs, "Hotel Lumen")
+    obs = _tap(phone, obs, "Message property")
+    assert find(obs, "Welcome! Our check-in guide: lumen-lisboa.com/guide")
+    obs = _type(phone, obs, "Write a message", "We'll arrive around 23:00.")
+    obs = click_label(phone, obs, "Send message")
+    sent = phone.events.of_kind("host_message_sent")[-1].data
+    assert sent == {
+        "reservation": "r1",
+        "property": "Hotel Lumen",
+        "text": "We'll arrive around 23:00.",
+    }
+    assert find(obs, "We'll arrive around 23:00.")
+    obs = click_label(phone, obs, "lumen-lisboa.com/guide")
+    assert obs.foreground_package == "com.android.chrome"
+
+
+def test_the_catalogue_holds_the_default_stays_at_their_rates() -> None:
+    by_name = {item.name: item for item in CATALOGUE}
+    assert by_name["Hotel Lumen"].nightly * 3 == 486
+    assert by_name["Casa Verde"].nightly * 3 == 312
+    assert len({item.id for item in CATALOGUE}) == len(CATALOGUE)
