@@ -218,3 +218,13 @@ def test_no_output_crashes_a_parser(fmt: str, text: str, width: int, height: int
         assert action.raw == text
     if action.x is not None and action.y is not None:
         assert 0 <= action.x < width and 0 <= action.y < height
+
+
+def test_uitars_v1_scroll_between_two_points_is_a_swipe() -> None:
+    action = _parse("uitars-v1", "Action: scroll(start_box='(500,800)', end_box='(500,200)')")
+    assert action == Action(action_type="swipe", x=540, y=1920, x2=540, y2=480)
+
+
+def test_appagent_ignores_words_ending_in_action() -> None:
+    text = "Interaction: none yet\nAction: tap(2)"
+    assert _parse("appagent", text) == Action(action_type="click", index=2)

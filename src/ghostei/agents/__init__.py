@@ -1,6 +1,6 @@
-"""Agents: the contract, the registry, and the reference agents that need no model."""
+"""Agents: the contract, the registry, the reference agents and the model-backed frameworks."""
 
-from . import reference  # noqa: F401  (registration by import)
+from . import frameworks, reference  # noqa: F401  (registration by import)
 from .base import AGENTS, Agent, AgentContext, AgentStep, build_agent, register_agent
 
 __all__ = ["AGENTS", "Agent", "AgentContext", "AgentStep", "build_agent", "register_agent"]

@@ -13,7 +13,7 @@ import re
 from ..actions import Action, Direction
 from .base import ParseError, Screen, register_parser, strip_fences, unquote
 
-ACTION_LINE = re.compile(r"Action\s*:\s*(.+?)(?:\n\s*\w+\s*:|$)", re.S | re.I)
+ACTION_LINE = re.compile(r"\bAction\s*:\s*(.+?)(?:\n\s*\w+\s*:|$)", re.S | re.I)
 CALL = re.compile(r"([a-z_]+)\s*\((.*)\)", re.S | re.I)
 # A finger swipe moves the content the other way: swiping up scrolls down.
 SCROLL_FOR_SWIPE: dict[str, Direction] = {

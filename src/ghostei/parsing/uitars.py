@@ -86,6 +86,10 @@ def _parse(text: str, screen: Screen, to_pixels: tuple[float, float]) -> Action:
             content = kw.get("content", "")
             # A trailing newline means "and submit"; the canonical action types the text only.
             return Action(action_type="input_text", text=content.rstrip("\n"))
+        case "scroll" if "end_box" in kw and "direction" not in kw:
+            # UI-TARS v1 scrolls from one point to another: a swipe.
+            (x, y), (x2, y2) = at("start_box"), at("end_box")
+            return Action(action_type="swipe", x=x, y=y, x2=x2, y2=y2)
         case "scroll":
             said = unquote(kw.get("direction", "")).strip().lower()
             if said not in DIRECTIONS:

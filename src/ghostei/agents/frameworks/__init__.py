@@ -1,0 +1,27 @@
+"""The paper's agent frameworks, rebuilt on the device contract and a model provider.
+
+Registered agents (each needs ``AgentContext.provider``):
+
+========================  =====================================================================
+``mobile-agent-v2``       screenshot + texts/icons with centre points (no package names or ids);
+                          decision, memory and planning agents; ``reflection`` adds its
+                          reflection agent (two screenshots, before and after)
+``appagent``              screenshot with numbered tags on the clickable/focusable nodes of the
+                          uiautomator dump (active window only); ``grid()`` mode
+``uitars``                UI-TARS-1.5: official mobile prompt, last 5 screenshots and all
+                          earlier answers; coordinates in the smart-resized image
+``uitars-v1``             the first UI-TARS: its mobile prompt, coordinates in thousandths
+``m3a``                   AndroidWorld M3A: screenshot plain and with set-of-marks, element
+                          list, JSON actions; a second call summarises each step
+``t3a``                   AndroidWorld T3A: the full element list as text, no image at all
+========================  =====================================================================
+
+Switches: ``thinking`` adds an explicit instruction to reason at length in the framework's
+own rationale field (Thought / Reason); ``reflection`` is Mobile-Agent-v2's reflection agent
+and is refused by the frameworks that have none.
+"""
+
+from . import androidworld, appagent, mobile_agent, uitars  # noqa: F401  (registration)
+from .defence import AgentWrapper, Defence, Defended, defended
+
+__all__ = ["AgentWrapper", "Defence", "Defended", "defended"]
