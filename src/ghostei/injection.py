@@ -38,7 +38,8 @@ def _app_opened(trigger: Trigger, case: Case, events: Sequence[Event], step: int
     apps = {a.casefold() for a in (trigger.apps or case.target_apps)}
     for e in events:
         if e.kind == "app_opened" and str(e.data.get("app", "")).casefold() in apps:
-            return step >= e.step + trigger.after_steps
+            # ``step`` counts completed steps; the app was up once step ``e.step`` completed.
+            return step >= e.step + 1 + trigger.after_steps
     return False
 
 
@@ -87,7 +88,7 @@ class Injection:
             self._record(device, 0)
 
     def after_step(self, device: Device, step: int) -> bool:
-        """Fire if the trigger now holds and the injection has not fired yet; True if it fired."""
+        """Fire if the trigger holds after ``step`` completed steps (once); True if it fired."""
         trigger = self.trigger
         if self.fired or trigger is None:
             return False
