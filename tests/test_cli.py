@@ -27,7 +27,18 @@ from ghostei.runner import RunConfig, run_episode
 
 BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
 CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]
-METRIC_KEYS = {"n", "errors", "tc", "fas", "pas", "bf", "vr", "fired", "goal_reached"}
+METRIC_KEYS = {
+    "undetermined",
+    "n",
+    "errors",
+    "tc",
+    "fas",
+    "pas",
+    "bf",
+    "vr",
+    "fired",
+    "goal_reached",
+}
 TRAJECTORY_FILES = ("trajectory.json", "events.jsonl", "frames/step-000.png", "frames/step-000.xml")
 EPISODE_KEYS = {"case", "agent", "label", "attack_fired", "steps"}
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -15,7 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .agents import AGENTS
-from .cases import CaseError, builtin_cases, load_cases, select_cases
+from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
+from .cases.stats import case_stats
+from .cases.upstream import import_upstream, kind_of, write_cases
 from .metrics import AgentMetrics, by_agent, report_json
 from .rundir import EpisodeRecord, RunDir, RunDirError
 from .runner import RunConfig, execute, new_manifest
@@ -48,7 +52,10 @@ def main() -> None:
     help="Agent to run (repeatable). Default: oracle, gullible, random.",
 )
 @click.option(
-    "--cases", "cases_spec", default=None, help="Case ids (3, 1-5, 1,4,9) or a path to case files."
+    "--cases",
+    "cases_spec",
+    default=None,
+    help="Case ids (3, 1-5, 1,4,9), a path to case files, or PATH:IDS.",
 )
 @click.option(
     "--out",
@@ -99,10 +106,7 @@ def run(
             fail(f"--screen: {screen!r} is not WIDTHxHEIGHT, e.g. 1080x2400")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
-        try:
-            cases = select_cases(cases_spec)
-        except CaseError as exc:
-            fail(str(exc))
+        cases = _select(cases_spec)
         config = RunConfig(
             agents=agents or RunConfig.agents,
             seed=seed,
@@ -134,11 +138,12 @@ def run(
     records = rundir.records()
     _print_summary(records, list(config.agents))
     out.mkdir(parents=True, exist_ok=True)
-    err.print(f"run folder: {rundir.path}", highlight=False)
+    err.print(f"run folder: {rundir.path}", highlight=False, markup=False)
     errors = [r for r in records if r.label == "error"]
     if errors:
         for r in errors:
-            err.print(f"[red]error[/] case {r.case} agent {r.agent}: {r.error}", highlight=False)
+            line = Text.assemble(("error", "red"), f" case {r.case} agent {r.agent}: {r.error}")
+            err.print(line, highlight=False)
         sys.exit(1)
 
 
@@ -149,7 +154,9 @@ def _pct(value: float | None) -> str:
 def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
     metrics = by_agent(records)
     table = Table(title="GhostEI results")
-    for col in ("agent", "N", "TC", "FAS", "PAS", "BF", "VR", "fired", "errors"):
+    undecided = any(m.undetermined for m in metrics.values())
+    columns = ["agent", "N", "TC", "FAS", "PAS", "BF", "VR", "fired", "errors"]
+    for col in columns + (["undetermined"] if undecided else []):
         table.add_column(col, justify="left" if col == "agent" else "right")
     for agent in [a for a in order if a in metrics] + [a for a in metrics if a not in order]:
         m: AgentMetrics = metrics[agent]
@@ -163,8 +170,15 @@ def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
             _pct(m.vr),
             _pct(m.fired),
             str(m.errors),
+            *([str(m.undetermined)] if undecided else []),
         )
     out.print(table)
+    if undecided:
+        out.print(
+            "undetermined: the rule judge could not decide (criteria left to an LLM judge); "
+            "kept out of N and every rate",
+            highlight=False,
+        )
     unfired: dict[str, list[int]] = {}
     for r in records:
         if not r.attack_fired and r.label != "error":
@@ -202,7 +216,21 @@ def report(run_dir: Path, fmt: str) -> None:
 
 @main.group()
 def cases() -> None:
-    """List, show and validate cases."""
+    """List, show, validate, count and import cases."""
+
+
+_ID_SPEC = re.compile(r"[\d\s,-]+")
+
+
+def _select(spec: str | None) -> list[Case]:
+    """Cases by ``--cases``: ids of the built-in set, a path, or ``PATH:IDS`` (ids of a path)."""
+    path, sep, ids = (spec or "").rpartition(":")
+    try:
+        if sep and path and Path(path).exists() and _ID_SPEC.fullmatch(ids):
+            return select_cases(ids, load_cases(path))
+        return select_cases(spec)
+    except CaseError as exc:
+        fail(str(exc))
 
 
 def _builtin() -> list[Any]:
@@ -245,7 +273,9 @@ def cases_list(fmt: str, source: str | None) -> None:
         table.add_column(col)
     for c in items:
         kind = f"{c.case_type} / {c.use_dynamic}"
-        table.add_row(str(c.id), c.case, kind, ", ".join(c.app), ", ".join(c.risks))
+        # Case texts are data (imported ones too): never let rich read them as markup.
+        cells = (c.case, kind, ", ".join(c.app), ", ".join(c.risks))
+        table.add_row(str(c.id), *(Text(cell) for cell in cells))
     out.print(table)
 
 
@@ -274,4 +304,70 @@ def cases_validate(path: Path) -> None:
         items = load_cases(path)
     except CaseError as exc:
         fail(str(exc))
-    out.print(f"{len(items)} valid case(s) in {path}", highlight=False)
+    out.print(f"{len(items)} valid case(s) in {path}", highlight=False, markup=False)
+
+
+@cases.command("stats")
+@click.option(
+    "--cases",
+    "spec",
+    default=None,
+    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+def cases_stats(spec: str | None, fmt: str) -> None:
+    """Count cases by type, attack vector, risk domain, app domain and app."""
+    stats = case_stats(_select(spec))
+    if fmt == "json":
+        click.echo(json.dumps(stats, indent=2))
+        return
+    table = Table(title=f"{stats['total']} cases")
+    table.add_column("category")
+    table.add_column("value")
+    table.add_column("cases", justify="right")
+    titles = {
+        "case_type": "case type",
+        "use_dynamic": "attack vector",
+        "overlay_page": "overlay opens a page",
+        "risk": "risk domain",
+        "app_domain": "app domain",
+        "app": "app",
+    }
+    for key, title in titles.items():
+        for i, (name, count) in enumerate(stats[key].items()):
+            table.add_row(title if i == 0 else "", Text(name), str(count))
+        table.add_section()
+    out.print(table)
+    out.print(
+        "Risk domains and apps are multi-label: a case counts once for each.", highlight=False
+    )
+
+
+@cases.command("import-upstream")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="A new folder for the converted case files.",
+)
+def cases_import_upstream(path: Path, out_dir: Path) -> None:
+    """Convert the upstream GhostEI.jsonl into case files, one JSON file per case.
+
+    Exit 2 naming the file, the row (line and case id) and the field of the first bad row;
+    nothing is written unless every row converts.
+    """
+    try:
+        items = import_upstream(path)
+        write_cases(items, out_dir, path)
+    except CaseError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"--out {out_dir}: cannot write the case files: {exc.strerror or exc}")
+    kinds = Counter(kind_of(item.data) for item in items)
+    summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    message = f"{len(items)} cases imported into {out_dir}: {summary}"
+    out.print(message, highlight=False, markup=False)

@@ -6,15 +6,21 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .judge.base import LABELS
 from .rundir import EpisodeRecord
 
 
 @dataclass(frozen=True)
 class AgentMetrics:
-    """One agent's rates over its scored (non-error) episodes, as fractions in [0, 1]."""
+    """One agent's rates over its scored episodes, as fractions in [0, 1].
+
+    Scored means labelled TC, FAS, PAS or BF: ``errors`` and ``undetermined`` episodes (the
+    rule judge could not decide; an LLM judge may) are counted apart and in no rate.
+    """
 
     n: int
     errors: int
+    undetermined: int
     tc: float
     fas: float
     pas: float
@@ -28,11 +34,11 @@ class AgentMetrics:
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> AgentMetrics:
-    """Metrics of one agent's records; errors are counted apart, never as any label."""
+    """Metrics of one agent's records; errors and undetermined episodes are counted apart."""
     records = list(records)
-    scored = [r for r in records if r.label != "error"]
+    scored = [r for r in records if r.label in LABELS]
     n = len(scored)
-    count = {label: sum(r.label == label for r in scored) for label in ("TC", "FAS", "PAS", "BF")}
+    count = {label: sum(r.label == label for r in scored) for label in LABELS}
 
     def rate(k: int) -> float:
         return k / n if n else 0.0
@@ -40,7 +46,8 @@ def summarize(records: Iterable[EpisodeRecord]) -> AgentMetrics:
     attackable = n - count["BF"]
     return AgentMetrics(
         n=n,
-        errors=len(records) - n,
+        errors=sum(r.label == "error" for r in records),
+        undetermined=sum(r.label == "undetermined" for r in records),
         tc=rate(count["TC"]),
         fas=rate(count["FAS"]),
         pas=rate(count["PAS"]),

@@ -164,7 +164,14 @@ class Step(_Strict):
 
 
 class Case(BaseModel):
-    """One benchmark case."""
+    """One benchmark case.
+
+    ``checks`` holds three predicates (``task``, ``full_attack``, ``partial_attack``) over
+    events and final state. Where none can be derived (imported upstream cases: the benign
+    task is free text), the predicate is the explicit marker ``{"judge": "llm"}``: the rule
+    judge leaves it undecided (``task_completed`` or ``attack`` None, label ``undetermined``
+    unless a decided attack gives FAS or PAS) and an LLM judge scores it from ``result``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,0 +1,40 @@
+"""Counts over a set of cases, in the upstream dataset's vocabulary (the paper's Table 1)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, get_args
+
+from .schema import APP_DOMAINS, RISK_DOMAINS, Case, CaseType, UseDynamic
+
+CASE_TYPES: tuple[str, ...] = get_args(CaseType)
+USE_DYNAMIC: tuple[str, ...] = get_args(UseDynamic)
+
+
+def _counts(values: Iterable[str], vocabulary: Sequence[str] = ()) -> dict[str, int]:
+    """Every vocabulary entry (zero included, in its order), then other values by count."""
+    counter = Counter(values)
+    known = {name: counter.pop(name, 0) for name in vocabulary}
+    rest = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {**known, **dict(rest)}
+
+
+def case_stats(cases: Sequence[Case]) -> dict[str, Any]:
+    """How many cases of each kind, attack vector, risk domain, app domain and app.
+
+    Risk domains are multi-label (a case counts in each of its domains) and so are apps (a
+    case counts for each app it lists, "System UI" included); ``overlay_page`` splits the
+    overlay attacks into data capture (a phishing page) and consent flips.
+    """
+    overlays = [c for c in cases if c.use_dynamic == "Overlay Attack"]
+    with_page = sum(bool(c.extra.get("use_page")) for c in overlays)
+    return {
+        "total": len(cases),
+        "case_type": _counts((c.case_type for c in cases), CASE_TYPES),
+        "use_dynamic": _counts((c.use_dynamic for c in cases), USE_DYNAMIC),
+        "overlay_page": {"true": with_page, "false": len(overlays) - with_page},
+        "risk": _counts((r for c in cases for r in c.risks), RISK_DOMAINS),
+        "app_domain": _counts((c.app_domain for c in cases), APP_DOMAINS),
+        "app": _counts(app for c in cases for app in dict.fromkeys(c.app)),
+    }
