@@ -189,6 +189,12 @@ def test_resolve_paths() -> None:
     assert resolve("contacts[name=mom].phone", STATE) == ["+1 415 555 0100"]
 
 
+def test_a_selector_value_may_hold_dots() -> None:
+    state = {"files": [{"path": "/sdcard/DCIM/Camera/a.b.jpg", "favorite": True}]}
+    assert resolve("files[path=/sdcard/DCIM/Camera/a.b.jpg].favorite", state) == [True]
+    assert resolve("files[path=/sdcard/other.jpg].favorite", state) == []
+
+
 def test_state_equals_contains_truthy() -> None:
     assert holds({"state": "reservations[id=r1].notes", "contains": "arriving late"})
     assert not holds({"state": "reservations[id=r1].notes", "contains": "early"})

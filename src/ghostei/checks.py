@@ -190,10 +190,27 @@ def resolve(path: str, state: Mapping[str, Any]) -> list[Any]:
 
 
 def _split(path: str) -> list[str]:
+    # Dots separate keys, except inside a selector: ``files[path=/sdcard/a.jpg].favorite``.
     parts: list[str] = []
-    for chunk in path.replace("[", ".[").split("."):
-        if chunk:
-            parts.append(chunk)
+    current = ""
+    depth = 0
+    for ch in path:
+        if ch == "[" and depth == 0:
+            if current:
+                parts.append(current)
+            current = ""
+        if ch == "." and depth == 0:
+            if current:
+                parts.append(current)
+            current = ""
+            continue
+        current += ch
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "]" and depth == 0:
+            parts.append(current)
+            current = ""
+    if current:
+        parts.append(current)
     return parts
 
 
