@@ -318,8 +318,11 @@ def test_report_json_shape(small_run: Path) -> None:
     for metrics in report["agents"].values():
         assert set(metrics) == METRIC_KEYS
         assert metrics["n"] == 3 and metrics["errors"] == 0
-        for key in METRIC_KEYS - {"n", "errors"}:
+        for key in METRIC_KEYS - {"n", "errors", "undetermined", "tokens", "requests", "cost"}:
             assert metrics[key] is None or 0.0 <= metrics[key] <= 1.0, key
+        # Reference agents call no model.
+        assert metrics["tokens"] == {"prompt": 0, "completion": 0}
+        assert metrics["requests"] == 0 and metrics["cost"] is None
     oracle, gullible = report["agents"]["oracle"], report["agents"]["gullible"]
     assert oracle["tc"] == 1.0 and oracle["vr"] == 0.0 and oracle["fas"] == 0.0
     assert gullible["fas"] == 1.0 and gullible["vr"] == 1.0 and gullible["tc"] == 0.0

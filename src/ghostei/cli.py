@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import click
 from rich.console import Console
@@ -16,11 +16,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from .agents import AGENTS
+from .agents import AgentLoadError, resolve_agent
+from .agents.frameworks import MODEL_AGENTS
 from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
 from .cases.stats import case_stats
 from .cases.upstream import import_upstream, kind_of, write_cases
 from .metrics import AgentMetrics, by_agent, report_json
+from .providers import ProviderConfig, ProviderConfigError, build_provider
 from .rundir import EpisodeRecord, RunDir, RunDirError
 from .runner import RunConfig, execute, new_manifest
 
@@ -74,6 +76,56 @@ def main() -> None:
     help="Screen size WxH of the simulated phone.",
 )
 @click.option("--no-frames", is_flag=True, help="Do not save PNG frames and XML dumps.")
+@click.option("--model", default=None, help="Model name for framework agents (e.g. gpt-4o).")
+@click.option(
+    "--base-url",
+    default=None,
+    help="OpenAI-compatible endpoint (vLLM, Ollama, SGLang, DashScope, Gemini, ...).",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(["openai", "anthropic"]),
+    default="openai",
+    show_default=True,
+)
+@click.option(
+    "--api-key-env",
+    default=None,
+    help="Environment variable holding the API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY).",
+)
+@click.option("--max-retries", type=click.IntRange(0, 50), default=5, show_default=True)
+@click.option(
+    "--backoff-cap",
+    type=click.FloatRange(0, 600),
+    default=30.0,
+    show_default=True,
+    help="Longest wait between retries, in seconds.",
+)
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option(
+    "--image-max-side",
+    type=click.IntRange(0, 8192),
+    default=1344,
+    show_default=True,
+    help="Downscale screenshots to this longest side before sending (0: full size).",
+)
+@click.option(
+    "--image-detail", type=click.Choice(["low", "high", "auto"]), default="high", show_default=True
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Replay identical model calls from this response cache (and fill it).",
+)
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=None,
+    help="Price table (JSON or TOML, USD per 1M tokens per model) to report cost.",
+)
+@click.option("--reflection", is_flag=True, help="Ablation: Mobile-Agent-v2's reflection agent.")
+@click.option("--thinking", is_flag=True, help="Ablation: ask the model to reason at length.")
 def run(
     agents: tuple[str, ...],
     cases_spec: str | None,
@@ -84,8 +136,25 @@ def run(
     resume: bool,
     screen: str,
     no_frames: bool,
+    model: str | None,
+    base_url: str | None,
+    provider: str,
+    api_key_env: str | None,
+    max_retries: int,
+    backoff_cap: float,
+    temperature: float,
+    image_max_side: int,
+    image_detail: Literal["low", "high", "auto"],
+    cache_dir: Path | None,
+    prices: Path | None,
+    reflection: bool,
+    thinking: bool,
 ) -> None:
-    """Run agents on cases on the simulated phone and print a table per agent."""
+    """Run agents on cases on the simulated phone and print a table per agent.
+
+    Framework agents (mobile-agent-v2, appagent, uitars, uitars-v1, m3a, t3a) need --model;
+    your own agent is --agent path/to/agent.py:ClassName or package.module:ClassName.
+    """
     if resume:
         if out is None:
             fail("--resume needs --out RUN_DIR")
@@ -97,9 +166,35 @@ def run(
             fail(f"cannot resume {out}: {exc}")
         rundir.repair()
     else:
-        unknown = [a for a in agents if a not in AGENTS]
-        if unknown:
-            fail(f"--agent: unknown agent {unknown[0]!r}; known: {', '.join(sorted(AGENTS))}")
+        for name in agents:
+            try:
+                resolve_agent(name)
+            except AgentLoadError as exc:
+                fail(f"--agent: {exc}")
+        needs_model = [a for a in agents if a in MODEL_AGENTS]
+        if needs_model and not model:
+            fail(f"--agent {needs_model[0]} needs a model: give --model (and --base-url)")
+        if reflection and any(a in MODEL_AGENTS and a != "mobile-agent-v2" for a in agents):
+            fail("--reflection: only mobile-agent-v2 has a reflection module")
+        model_config = None
+        if model:
+            model_config = ProviderConfig(
+                provider=provider,
+                model=model,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                temperature=temperature,
+                seed=seed,
+                max_retries=max_retries,
+                backoff_cap=backoff_cap,
+                image_max_side=image_max_side or None,
+                image_detail=image_detail,
+                cache_dir=cache_dir,
+            )
+            try:  # fail now, not in every episode: a missing key or SDK is the user's to fix
+                build_provider(model_config)
+            except ProviderConfigError as exc:
+                fail(f"--model {model}: {exc}")
         try:
             width, height = (int(v) for v in screen.lower().split("x"))
         except ValueError:
@@ -114,6 +209,10 @@ def run(
             width=width,
             height=height,
             save_frames=not no_frames,
+            model=model_config,
+            reflection=reflection,
+            thinking=thinking,
+            prices=str(prices.resolve()) if prices else None,
         )
         out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
         rundir = RunDir(out)

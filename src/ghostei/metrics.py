@@ -66,6 +66,20 @@ def by_agent(records: Iterable[EpisodeRecord]) -> dict[str, AgentMetrics]:
     return {agent: summarize(rs) for agent, rs in groups.items()}
 
 
+def usage_json(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+    """Model usage summed over an agent's episodes (errors included: they cost too)."""
+    rs = list(records)
+    costs = [r.cost for r in rs if r.cost is not None]
+    return {
+        "tokens": {
+            "prompt": sum(r.usage.get("prompt_tokens", 0) for r in rs),
+            "completion": sum(r.usage.get("completion_tokens", 0) for r in rs),
+        },
+        "requests": sum(r.usage.get("requests", 0) for r in rs),
+        "cost": round(sum(costs), 6) if costs else None,
+    }
+
+
 def report_json(
     records: list[EpisodeRecord], agent_order: list[str] | None = None
 ) -> dict[str, Any]:
@@ -76,7 +90,10 @@ def report_json(
     ]
     episodes = sorted(records, key=lambda r: (order.index(r.agent), r.case))
     return {
-        "agents": {a: metrics[a].to_json() for a in order},
+        "agents": {
+            a: {**metrics[a].to_json(), **usage_json(r for r in records if r.agent == a)}
+            for a in order
+        },
         "episodes": [
             {
                 "case": r.case,

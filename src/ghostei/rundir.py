@@ -32,7 +32,8 @@ class EpisodeRecord(BaseModel):
     steps: int
     verdict: Verdict | None = None
     error: str | None = None
-    usage: dict[str, int] = Field(default_factory=dict)
+    usage: dict[str, int] = Field(default_factory=dict)  # tokens and requests of the model
+    cost: float | None = None  # USD, when the run has a price table for its model
     seconds: float = 0.0
     trajectory: str = ""
 

@@ -9,7 +9,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from .cases.schema import Case
 from .injection import build_injection, injection_kind
 from .judge import RuleJudge
 from .observation import Observation
+from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
 from .world import build_world
@@ -27,7 +28,7 @@ from .world import build_world
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that decides what a run does (recorded in the manifest)."""
+    """Everything that decides what a run does (recorded in the manifest, secrets excepted)."""
 
     agents: tuple[str, ...] = ("oracle", "gullible", "random")
     seed: int = 0
@@ -35,6 +36,10 @@ class RunConfig:
     width: int = 1080
     height: int = 2400
     save_frames: bool = True
+    model: ProviderConfig | None = None  # the model behind framework agents
+    reflection: bool = False
+    thinking: bool = False
+    prices: str | None = None  # a price table (JSON or TOML) that turns tokens into cost
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -44,11 +49,16 @@ class RunConfig:
             "screen": [self.width, self.height],
             "save_frames": self.save_frames,
             "backend": "sim",
+            "model": _model_json(self.model),
+            "reflection": self.reflection,
+            "thinking": self.thinking,
+            "prices": self.prices,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunConfig:
         w, h = data.get("screen", [1080, 2400])
+        model = data.get("model")
         return cls(
             agents=tuple(data["agents"]),
             seed=int(data["seed"]),
@@ -56,7 +66,27 @@ class RunConfig:
             width=int(w),
             height=int(h),
             save_frames=bool(data.get("save_frames", True)),
+            model=_model_from_json(model) if model else None,
+            reflection=bool(data.get("reflection", False)),
+            thinking=bool(data.get("thinking", False)),
+            prices=data.get("prices"),
         )
+
+
+def _model_json(model: ProviderConfig | None) -> dict[str, Any] | None:
+    # The config names the key's environment variable, never the key itself.
+    if model is None:
+        return None
+    data = asdict(model)
+    data["cache_dir"] = str(model.cache_dir) if model.cache_dir is not None else None
+    return data
+
+
+def _model_from_json(data: dict[str, Any]) -> ProviderConfig:
+    cache = data.get("cache_dir")
+    return replace(
+        ProviderConfig(**{**data, "cache_dir": None}), cache_dir=Path(cache) if cache else None
+    )
 
 
 @dataclass
@@ -81,15 +111,21 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     usage: dict[str, int] = {}
     error: str | None = None
     verdict = None
+    metered: MeteredProvider | None = None
     try:
         obs = device.reset(case.setup, seed=config.seed)
         injection.install(device)
         obs = device.observe()
+        if config.model is not None:
+            metered = MeteredProvider(build_provider(config.model))
         ctx = AgentContext(
             case=case,
             seed=config.seed,
             max_steps=config.max_steps,
             owner=build_world(case.setup).owner,
+            provider=metered,
+            reflection=config.reflection,
+            thinking=config.thinking,
         )
         agent = build_agent(agent_name, ctx)
         agent.reset(case.prompt)
@@ -122,6 +158,12 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         )
     except Exception as exc:  # any failure inside an episode becomes an error record
         error = f"{type(exc).__name__}: {exc}"
+    cost = None
+    if metered is not None:
+        # The provider's own count: it includes retries and calls of a step that failed.
+        usage = metered.usage.to_dict()
+        if config.prices and config.model is not None:
+            cost = PriceTable.load(Path(config.prices)).cost(config.model.model, metered.usage)
     rel = ""
     if out is not None:
         rel = _write_trajectory(out, case, agent_name, device, trajectory, verdict, error)
@@ -137,6 +179,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         verdict=verdict,
         error=error,
         usage=usage,
+        cost=cost,
         seconds=round(time.perf_counter() - started, 3),
         trajectory=rel,
     )

@@ -24,4 +24,7 @@ and is refused by the frameworks that have none.
 from . import androidworld, appagent, mobile_agent, uitars  # noqa: F401  (registration)
 from .defence import AgentWrapper, Defence, Defended, defended
 
-__all__ = ["AgentWrapper", "Defence", "Defended", "defended"]
+# The registered agents that call a model (``ghostei run`` asks for --model with these).
+MODEL_AGENTS = frozenset({"mobile-agent-v2", "appagent", "uitars", "uitars-v1", "m3a", "t3a"})
+
+__all__ = ["MODEL_AGENTS", "AgentWrapper", "Defence", "Defended", "defended"]

@@ -1,0 +1,226 @@
+"""Framework agents end to end: the runner and CLI against a real local HTTP model server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from ghostei.cases import builtin_cases
+from ghostei.cli import main
+from ghostei.rundir import RunDir
+from ghostei.runner import RunConfig, run_episode
+
+from .llm_server import Reply, ScriptedLLM
+
+CASE = next(c for c in builtin_cases() if c.id == 1)  # Booking, an overlay once it opens
+SECRET = "sk-test-DO-NOT-LEAK-4f1c9a"
+
+
+def ma(action: str) -> str:
+    return f"### Thought ###\nnext\n### Action ###\n{action}\n### Operation ###\n{action}"
+
+
+def aw(action: str) -> str:
+    return f"Reason: the next step\nAction: {action}"
+
+
+# Per framework: the replies for "open Booking, then stop" (or just stop where the
+# framework has no open-app action), in the order its calls are made.
+SCRIPTS: dict[str, list[str]] = {
+    "mobile-agent-v2": [
+        ma("Open app (Booking)"),
+        "### Important content ###\nNone",
+        "### Completed contents ###\nBooking is open.",
+        ma("Stop"),
+        "### Important content ###\nNone",
+    ],
+    "appagent": ["Observation: home\nThought: done\nAction: FINISH\nSummary: nothing to do"],
+    "uitars": [
+        "Thought: open it\nAction: open_app(app_name='Booking')",
+        "Thought: done\nAction: finished(content='')",
+    ],
+    "uitars-v1": ["Thought: done\nAction: finished(content='')"],
+    "m3a": [
+        aw('{"action_type": "open_app", "app_name": "Booking"}'),
+        "Opened Booking.",
+        aw('{"action_type": "status", "goal_status": "complete"}'),
+    ],
+    "t3a": [
+        aw('{"action_type": "open_app", "app_name": "Booking"}'),
+        "Opened Booking.",
+        aw('{"action_type": "status", "goal_status": "complete"}'),
+    ],
+}
+
+
+def _config(llm: ScriptedLLM, agent: str, **model: object) -> RunConfig:
+    return RunConfig(
+        agents=(agent,), save_frames=False, model=llm.provider_config(**model), max_steps=6
+    )
+
+
+@pytest.mark.parametrize("agent", sorted(SCRIPTS))
+def test_each_framework_completes_an_episode_over_http(
+    scripted_llm: ScriptedLLM, agent: str
+) -> None:
+    scripted_llm.push(*SCRIPTS[agent])
+    record = run_episode(CASE, agent, _config(scripted_llm, agent), None)
+    assert record.error is None, record.error
+    assert record.label != "error"
+    assert scripted_llm.pending == 0, "the agent made fewer calls than scripted"
+    first = scripted_llm.requests[0]
+    assert any(CASE.prompt in text for text in first.texts())
+    if agent == "t3a":
+        assert not any(r.images() for r in scripted_llm.requests), "T3A is text only"
+    else:
+        assert first.images(), "the request carries the screenshot"
+    assert first.body["temperature"] == 0 and first.body["seed"] == 0
+    assert record.usage["requests"] == len(scripted_llm.requests)
+    assert record.usage["prompt_tokens"] == 10 * len(scripted_llm.requests)
+
+
+def test_anthropic_provider_runs_a_framework(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push(*SCRIPTS["uitars"])
+    config = _config(
+        scripted_llm, "uitars", provider="anthropic", base_url=scripted_llm.anthropic_url
+    )
+    record = run_episode(CASE, "uitars", config, None)
+    assert record.error is None, record.error
+    assert {r.api for r in scripted_llm.requests} == {"anthropic"}
+
+
+def test_two_429s_are_retried_and_the_episode_completes(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push(
+        Reply.error(429, retry_after=0), Reply.error(429, retry_after=0), *SCRIPTS["uitars-v1"]
+    )
+    config = _config(scripted_llm, "uitars-v1", backoff_cap=0.01)
+    record = run_episode(CASE, "uitars-v1", config, None)
+    assert record.error is None and record.label != "error"
+    assert record.usage["requests"] == 3 and record.usage["completions"] == 1
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _run(llm: ScriptedLLM, out: Path, *extra: str) -> Result:
+    return cli(
+        "run",
+        *("--agent", "uitars-v1", "--cases", "1-2", "--out", str(out), "--workers", "1"),
+        *("--model", "scripted-model", "--base-url", llm.openai_url, "--no-frames"),
+        *("--api-key-env", "GHOSTEI_TEST_KEY", "--backoff-cap", "0.01"),
+        *extra,
+    )
+
+
+def test_a_failing_provider_makes_error_episodes_never_safe(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    scripted_llm.always(500)
+    result = _run(scripted_llm, tmp_path / "run", "--max-retries", "2")
+    assert result.exit_code == 1, result.output
+    records = RunDir(tmp_path / "run").records()
+    assert [r.label for r in records] == ["error", "error"]
+    assert all("500" in (r.error or "") for r in records)
+    assert len(scripted_llm.requests) == 2 * 3  # two episodes, three attempts each
+    report = json.loads(cli("report", str(tmp_path / "run"), "--format", "json").stdout)
+    metrics = report["agents"]["uitars-v1"]
+    assert metrics["errors"] == 2 and metrics["n"] == 0 and metrics["tc"] == 0.0
+    assert metrics["requests"] == 6
+    # The key went to the server and nowhere else.
+    assert scripted_llm.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    for path in (tmp_path / "run").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert SECRET not in result.output
+
+
+def test_the_cache_replays_a_run_without_a_request(
+    scripted_llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    scripted_llm.push(*SCRIPTS["uitars-v1"] * 2)
+    cache = str(tmp_path / "cache")
+    first = _run(scripted_llm, tmp_path / "a", "--cache-dir", cache)
+    assert first.exit_code == 0, first.output
+    made = len(scripted_llm.requests)
+    assert made == 2
+    second = _run(scripted_llm, tmp_path / "b", "--cache-dir", cache)
+    assert second.exit_code == 0, second.output
+    assert len(scripted_llm.requests) == made, "the replay called the API"
+    labels = [[r.label for r in RunDir(tmp_path / d).records()] for d in ("a", "b")]
+    assert labels[0] == labels[1]
+    replayed = RunDir(tmp_path / "b").records()
+    assert all(r.usage["requests"] == 0 and r.usage["cached"] == 1 for r in replayed)
+
+
+def test_the_manifest_records_temperature_and_seed_but_no_key(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    scripted_llm.push(*SCRIPTS["uitars-v1"] * 2)
+    assert _run(scripted_llm, tmp_path / "run", "--seed", "7").exit_code == 0
+    manifest = RunDir(tmp_path / "run").manifest()
+    model = manifest["config"]["model"]
+    assert model["temperature"] == 0.0 and model["seed"] == 7
+    assert model["api_key_env"] == "GHOSTEI_TEST_KEY"
+    assert SECRET not in json.dumps(manifest)
+
+
+def test_framework_agents_need_a_model() -> None:
+    result = cli("run", "--agent", "m3a", "--cases", "1")
+    assert result.exit_code == 2
+    assert "--model" in result.output
+
+
+MY_AGENT = '''
+from ghostei.actions import Action
+from ghostei.agents import AgentStep
+
+
+class TapNothingAgent:
+    """Looks once, then says it is done."""
+
+    def __init__(self, ctx):
+        self.steps = 0
+
+    def reset(self, instruction):
+        self.instruction = instruction
+
+    def act(self, observation):
+        self.steps += 1
+        if self.steps == 1:
+            return AgentStep(Action(action_type="open_app", app_name="Booking"), "open")
+        return AgentStep(Action(action_type="finish"), "done")
+'''
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_bring_your_own_agent_from_a_file(tmp_path: Path, workers: str) -> None:
+    source = tmp_path / "elsewhere" / "my_agent.py"
+    source.parent.mkdir()
+    source.write_text(MY_AGENT, encoding="utf-8")
+    spec = f"{source}:TapNothingAgent"
+    result = cli(
+        "run", "--agent", spec, "--cases", "1-2", "--out", str(tmp_path / "run"),
+        "--workers", workers, "--no-frames",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    records = RunDir(tmp_path / "run").records()
+    assert {r.agent for r in records} == {spec} and len(records) == 2
+    assert all(r.label != "error" and r.steps == 2 for r in records)
+
+
+def test_a_missing_user_agent_is_a_clear_error(tmp_path: Path) -> None:
+    for spec, words in [
+        (f"{tmp_path}/nope.py:Agent", "no file"),
+        ("json:NoSuchAgent", "has no 'NoSuchAgent'"),
+        ("definitely_not_a_module_xyz:Agent", "importing"),
+        ("unknown-agent", "unknown agent"),
+    ]:
+        result = cli("run", "--agent", spec, "--cases", "1")
+        assert result.exit_code == 2, result.output
+        assert words in result.output and "Traceback" not in result.output
