@@ -38,6 +38,9 @@ METRIC_KEYS = {
     "vr",
     "fired",
     "goal_reached",
+    "tokens",
+    "requests",
+    "cost",
 }
 TRAJECTORY_FILES = ("trajectory.json", "events.jsonl", "frames/step-000.png", "frames/step-000.xml")
 EPISODE_KEYS = {"case", "agent", "label", "attack_fired", "steps"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -228,3 +230,21 @@ def test_uitars_v1_scroll_between_two_points_is_a_swipe() -> None:
 def test_appagent_ignores_words_ending_in_action() -> None:
     text = "Interaction: none yet\nAction: tap(2)"
     assert _parse("appagent", text) == Action(action_type="click", index=2)
+
+
+def test_parse_action_command_prints_the_canonical_action() -> None:
+    from click.testing import CliRunner
+
+    from ghostei.cli import main
+
+    raw = "Thought: send it\nAction: click(start_box='<|box_start|>(546,1204)<|box_end|>')"
+    result = CliRunner().invoke(
+        main, ["parse-action", "--format", "uitars", "--screen", "1080x2400"], input=raw
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"action_type": "click", "x": 540, "y": 1200}
+    long_garbage = "word " * 200
+    result = CliRunner().invoke(main, ["parse-action", "--format", "appagent"], input=long_garbage)
+    assert json.loads(result.output) == {"action_type": "invalid", "raw": long_garbage}
+    result = CliRunner().invoke(main, ["parse-action", "--format", "appagent", "--screen", "9x"])
+    assert result.exit_code == 2 and "--screen" in result.output

@@ -22,6 +22,7 @@ from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
 from .cases.stats import case_stats
 from .cases.upstream import import_upstream, kind_of, write_cases
 from .metrics import AgentMetrics, by_agent, report_json
+from .parsing import PARSERS, Screen, parse_action
 from .providers import ProviderConfig, ProviderConfigError, build_provider
 from .rundir import EpisodeRecord, RunDir, RunDirError
 from .runner import RunConfig, execute, new_manifest
@@ -195,10 +196,7 @@ def run(
                 build_provider(model_config)
             except ProviderConfigError as exc:
                 fail(f"--model {model}: {exc}")
-        try:
-            width, height = (int(v) for v in screen.lower().split("x"))
-        except ValueError:
-            fail(f"--screen: {screen!r} is not WIDTHxHEIGHT, e.g. 1080x2400")
+        width, height = _size(screen, "--screen")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
         cases = _select(cases_spec)
@@ -311,6 +309,44 @@ def report(run_dir: Path, fmt: str) -> None:
 
 
 # ----- cases -------------------------------------------------------------------------------
+
+
+@main.command("parse-action")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(PARSERS)),
+    required=True,
+    help="The agent family whose output is on stdin.",
+)
+@click.option(
+    "--screen",
+    default="1080x2400",
+    show_default=True,
+    help="Device screen WxH that coordinates are mapped onto.",
+)
+@click.option(
+    "--image",
+    default=None,
+    help="Size WxH of the image the model was shown, if the screenshot was downscaled.",
+)
+def parse_action_cmd(fmt: str, screen: str, image: str | None) -> None:
+    """Parse raw model output (stdin) into the canonical action, printed as JSON."""
+    size = _size(screen, "--screen")
+    shown = _size(image, "--image") if image else None
+    action = parse_action(fmt, sys.stdin.read(), Screen(size[0], size[1], image=shown))
+    # Plain JSON on stdout (no console wrapping): users pipe it into their tools.
+    click.echo(json.dumps(action.model_dump(exclude_none=True), indent=2, ensure_ascii=False))
+
+
+def _size(value: str, option: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in value.lower().split("x"))
+    except ValueError:
+        fail(f"{option}: {value!r} is not WIDTHxHEIGHT, e.g. 1080x2400")
+    if width < 1 or height < 1:
+        fail(f"{option}: {value} must be positive")
+    return width, height
 
 
 @main.group()
