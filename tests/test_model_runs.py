@@ -224,3 +224,23 @@ def test_a_missing_user_agent_is_a_clear_error(tmp_path: Path) -> None:
         result = cli("run", "--agent", spec, "--cases", "1")
         assert result.exit_code == 2, result.output
         assert words in result.output and "Traceback" not in result.output
+
+
+def test_an_installed_package_can_register_an_agent_by_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ghostei.agents import resolve_agent
+
+    (tmp_path / "polite_agents.py").write_text(MY_AGENT, encoding="utf-8")
+    dist = tmp_path / "polite_agents-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: polite-agents\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[ghostei.agents]\npolite = polite_agents:TapNothingAgent\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    factory = resolve_agent("polite")
+    assert getattr(factory, "__name__", "") == "TapNothingAgent"
+    result = cli("run", "--agent", "polite", "--cases", "1", "--out", str(tmp_path / "run"),
+                 "--workers", "1", "--no-frames")  # fmt: skip
+    assert result.exit_code == 0, result.output
