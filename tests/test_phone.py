@@ -306,6 +306,7 @@ def test_pixels_are_drawn_where_the_elements_are(phone: SimPhone) -> None:
 
 def test_png_is_a_valid_frame_of_the_observation(phone: SimPhone) -> None:
     obs = phone.reset(None)
+    Image.open(io.BytesIO(obs.png)).verify()  # chunk CRCs and structure
     decoded = Image.open(io.BytesIO(obs.png))
     assert decoded.format == "PNG"
     assert decoded.size == (1080, 2400)
