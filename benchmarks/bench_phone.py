@@ -4,7 +4,8 @@
 
 Reports the median time of one step (act + observe with the PNG encoded), of observe without
 a screenshot, of encoding the same frame as PNG alone, and the wall time of the default
-``ghostei run`` (all built-in cases, agents oracle, gullible and random).
+``ghostei run`` (all built-in cases, agents oracle, gullible and random) and of
+``ghostei run --agent oracle --agent gullible`` with one and with two workers.
 """
 
 from __future__ import annotations
@@ -70,25 +71,26 @@ def main() -> None:
     print(f"observe + render, no PNG:   {render_ms:7.2f} ms median")
     print(f"PNG encoding of one frame:  {png_ms:7.2f} ms median")
     print(f"step / PNG encoding:        {step_ms / png_ms:7.2f}x (target <= 1.5x)")
-    if not args.skip_run:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "run"
-            start = time.perf_counter()
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "from ghostei.cli import main; main()",
-                    "run",
-                    "--out",
-                    str(out),
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
-            wall = time.perf_counter() - start
-        n = len(builtin_cases()) * 3
-        print(f"default `ghostei run`:      {wall:7.2f} s wall ({n} episodes, 2 workers)")
+    if args.skip_run:
+        return
+    n = len(builtin_cases())
+    print(f"default `ghostei run`:      {timed_run([]):7.2f} s wall ({3 * n} episodes, 2 workers)")
+    for workers in ("1", "2"):
+        wall = timed_run(["--agent", "oracle", "--agent", "gullible", "--workers", workers])
+        print(f"oracle + gullible, {workers} worker(s): {wall:7.2f} s wall ({2 * n} episodes)")
+
+
+def timed_run(options: list[str]) -> float:
+    """Wall time of one ``ghostei run`` (frames saved) in a fresh process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-c", "from ghostei.cli import main; main()", "run"]
+        start = time.perf_counter()
+        subprocess.run(
+            [*command, "--out", str(Path(tmp) / "run"), *options],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        return time.perf_counter() - start
 
 
 if __name__ == "__main__":

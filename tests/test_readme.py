@@ -1,0 +1,42 @@
+"""The README's examples work as printed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ghostei.cli import main
+from ghostei.rundir import RunDir
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_the_bring_your_own_agent_example_runs(tmp_path: Path) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"```python\n(# my_agent\.py\n.*?)```", text, re.S)
+    assert block, "the README lost its agent example"
+    source = tmp_path / "my_agent.py"
+    source.write_text(block.group(1), encoding="utf-8")
+    spec = f"{source}:FirstButtonAgent"
+    assert "--agent my_agent.py:FirstButtonAgent" in text
+    result = CliRunner().invoke(
+        main,
+        [
+            *("run", "--agent", spec, "--cases", "1-2", "--out", str(tmp_path / "run")),
+            *("--workers", "1", "--no-frames"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    records = RunDir(tmp_path / "run").records()
+    assert len(records) == 2 and all(r.label != "error" for r in records)
+    assert all(r.steps == 2 for r in records)  # a tap, then finish
+
+
+def test_the_setup_commands_open_the_readme() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    commands = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
+    assert commands[0].endswith("pip install -e . && ghostei run")
+    assert commands[1].endswith("pip install -e '.[test]' && python -m pytest -q")
