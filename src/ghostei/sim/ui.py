@@ -9,7 +9,7 @@ Sizes given to widgets are in dp; layout multiplies by the screen density.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
@@ -334,6 +334,33 @@ def divider() -> Node:
 def spacer(height: float = FILL) -> Node:
     """Empty space; FILL pushes what follows to the bottom of a column."""
     return Node(height=height)
+
+
+def bottom_tabs(
+    tabs: Sequence[tuple[str, str]],
+    current: str,
+    on_select: Callable[[str], None],
+    *,
+    accent: Color,
+    bg: Color = (255, 255, 255),
+    rid: str = "bottom_navigation",
+) -> Node:
+    """A bottom navigation bar of (key, label) tabs; the current one is bold in ``accent``."""
+    items = []
+    for key, label in tabs:
+        tab = text(
+            label,
+            size=14,
+            weight=700 if key == current else 400,
+            fg=accent if key == current else MUTED,
+            align="center",
+            pad=(0, 14, 0, 14),
+            on_click=partial(on_select, key),
+        )
+        tab.selected = key == current
+        tab.desc = label
+        items.append(tab)
+    return row(*items, rid=rid, style=Style(bg=bg))
 
 
 def list_row(

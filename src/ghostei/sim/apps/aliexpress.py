@@ -14,6 +14,7 @@ from ..ui import (
     Handler,
     Node,
     Style,
+    bottom_tabs,
     button,
     card,
     column,
@@ -68,7 +69,7 @@ class AliExpress(App):
     def back(self) -> bool:
         # Back from another tab's first screen returns to Home, as the bottom navigation does.
         if len(self.screens) == 1 and self.screen != self.home_screen:
-            self._tab(self.home_screen)
+            self.switch_to(self.home_screen)
             return True
         return super().back()
 
@@ -207,7 +208,7 @@ class AliExpress(App):
         ]
         if not cards:
             cards.append(text("No orders yet", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
-        on_back = self.pop if len(self.screens) > 1 else partial(self._tab, "account")
+        on_back = self.pop if len(self.screens) > 1 else partial(self.switch_to, "account")
         return column(
             _bar("My orders", on_back=on_back),
             scroll(*cards, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="list"),
@@ -462,21 +463,9 @@ class AliExpress(App):
     # ----- pieces -----------------------------------------------------------------------
 
     def _tabs(self, current: str) -> Node:
-        items = []
-        for screen, label in TABS:
-            tab = text(
-                label,
-                size=14,
-                weight=700 if screen == current else 400,
-                fg=BRAND if screen == current else MUTED,
-                align="center",
-                pad=(0, 14, 0, 14),
-                on_click=partial(self._tab, screen),
-            )
-            tab.selected = screen == current
-            tab.desc = label
-            items.append(tab)
-        return row(*items, rid="navigation_bar", style=Style(bg=WHITE))
+        return bottom_tabs(
+            TABS, current, self.switch_to, accent=BRAND, bg=WHITE, rid="navigation_bar"
+        )
 
     def _product_card(self, p: Product) -> Node:
         return _card(
@@ -522,10 +511,6 @@ class AliExpress(App):
         return bubble
 
     # ----- handlers ---------------------------------------------------------------------
-
-    def _tab(self, screen: str) -> None:
-        self.os.clear_focus()
-        self.screens = [(screen, {})]
 
     def _set_query(self, value: str) -> None:
         self.query = value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -82,6 +82,7 @@ class App:
         self.os = os
         self.screens: list[tuple[str, dict[str, Any]]] = [(self.home_screen, {})]
         self.scroll: dict[str, float] = {}
+        self.issued: set[str] = set()  # ids this app created or deleted (see fresh_id)
 
     home_screen: ClassVar[str] = "main"
 
@@ -105,6 +106,24 @@ class App:
         self.os.clear_focus()
         if len(self.screens) > 1:
             self.screens.pop()
+
+    def switch_to(self, screen: str) -> None:
+        """Make ``screen`` the only one on the stack (a bottom-navigation tab)."""
+        self.os.clear_focus()
+        self.screens = [(screen, {})]
+
+    def fresh_id(self, prefix: str, existing: Collection[str]) -> str:
+        """A new id ``prefix<n>`` for an item of a world list whose ids are ``existing``.
+
+        Ids of deleted items are never handed out again, so each id in the event log names
+        one item. Record a deletion with ``self.issued.add(item_id)``.
+        """
+        taken = set(existing) | self.issued
+        n = len(existing) + 1
+        while f"{prefix}{n}" in taken:
+            n += 1
+        self.issued.add(f"{prefix}{n}")
+        return f"{prefix}{n}"
 
     def back(self) -> bool:
         """Handle Back; False means the app is at its first screen and should close."""

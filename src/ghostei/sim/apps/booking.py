@@ -18,6 +18,7 @@ from ..ui import (
     Handler,
     Node,
     Style,
+    bottom_tabs,
     button,
     card,
     column,
@@ -161,19 +162,12 @@ class Booking(App):
 
     def _tabs(self) -> Node:
         """The bottom navigation: Search opens the search form; Trips is where this is."""
-        search = text(
-            "Search",
-            size=14,
-            weight=500,
-            fg=MUTED,
-            align="center",
-            rid="tab_search",
-            pad=(0, 14, 0, 14),
-            on_click=lambda: self.push("search"),
-        )
-        trips = text("Trips", size=14, weight=700, fg=LINK, align="center", pad=(0, 14, 0, 14))
-        trips.rid, trips.selected = "tab_trips", True
-        return row(search, trips, rid="bottom_navigation", style=Style(bg=WHITE))
+        tabs = [("search", "Search"), ("trips", "Trips")]
+        return bottom_tabs(tabs, "trips", self._tab, accent=LINK, bg=WHITE)
+
+    def _tab(self, key: str) -> None:
+        if key == "search":
+            self.push("search")
 
     def screen_detail(self) -> Node:
         r = self._reservation()

@@ -63,7 +63,6 @@ class Calendar(App):
         super().__init__(os)
         self.form: dict[str, str] = {}  # the edit screen's fields, by field name
         self.error = ""  # why Save refused, shown on the edit screen
-        self.issued: set[str] = set()  # ids handed out here: never handed out again
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "event" in intent:
@@ -288,7 +287,11 @@ class Calendar(App):
         event = self._event(str(self.args.get("id", "")))
         created = event is None
         if event is None:
-            event = CalendarEvent(id=self._new_id(), title=values["title"], start=start)
+            event = CalendarEvent(
+                id=self.fresh_id("ev", [e.id for e in self.os.world.calendar]),
+                title=values["title"],
+                start=start,
+            )
             calendar.append(event)
         event.title, event.start, event.end, event.all_day = values["title"], start, end, all_day
         event.location, event.description = values["location"], values["description"]
@@ -348,14 +351,6 @@ class Calendar(App):
             ]
             (good if named else bad).append(named[0].email if named else token)
         return good, bad
-
-    def _new_id(self) -> str:
-        taken = {e.id for e in self.os.world.calendar} | self.issued
-        n = len(self.os.world.calendar) + 1
-        while f"ev{n}" in taken:
-            n += 1
-        self.issued.add(f"ev{n}")
-        return f"ev{n}"
 
 
 # ----- time handling: ISO strings in, ISO strings out -----------------------------------------

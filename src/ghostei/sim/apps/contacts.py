@@ -66,7 +66,6 @@ class Contacts(App):
         super().__init__(os)
         self.query = ""  # the search box on the main screen
         self.form: dict[str, str] = {}  # the edit screen's fields, by field name
-        self.issued: set[str] = set()  # ids created or deleted here: never handed out again
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "contact" in intent:
@@ -241,7 +240,7 @@ class Contacts(App):
         contact = self._contact(str(self.args.get("id", "")))
         created = contact is None
         if contact is None:
-            contact = Contact(id=self._new_id(), name=name)
+            contact = Contact(id=self.fresh_id("c", [c.id for c in contacts]), name=name)
             contacts.append(contact)
         contact.name, contact.phone = name, values["phone"]
         contact.email, contact.note = values["email"], values["note"]
@@ -307,15 +306,6 @@ class Contacts(App):
 
     def _contact(self, contact_id: str) -> Contact | None:
         return next((c for c in self.os.world.contacts if c.id == contact_id), None)
-
-    def _new_id(self) -> str:
-        # Ids of deleted contacts are not handed out again, so events name one contact each.
-        taken = {c.id for c in self.os.world.contacts} | self.issued
-        n = len(self.os.world.contacts) + 1
-        while f"c{n}" in taken:
-            n += 1
-        self.issued.add(f"c{n}")
-        return f"c{n}"
 
 
 def vcard(contact: Contact) -> str:

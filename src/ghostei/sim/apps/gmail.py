@@ -88,7 +88,6 @@ class Gmail(App):
         self.draft = Draft()
         self.pristine = Draft().content()  # the compose content when it was opened
         self.error = ""  # why Send refused, shown on the compose screen
-        self.issued: set[str] = set()  # ids handed out here: never handed out again
 
     def receive_share(self, payload: SharePayload) -> None:
         # A share opens a new message holding what was shared; the user picks recipients.
@@ -628,7 +627,7 @@ class Gmail(App):
         world = self.os.world
         world.emails = [m for m in world.emails if m.id != d.draft_id]  # the draft is sent
         email = Email(
-            id=self._new_id("sent"),
+            id=self._mail_id("sent"),
             folder="sent",
             sender=world.owner.email,
             sender_name=world.owner.name,
@@ -667,7 +666,7 @@ class Gmail(App):
         cc = [t.strip() for t in RECIPIENT_SPLIT.split(d.cc) if t.strip()]
         body = f"{d.body.rstrip()}\n\n{d.quoted}".strip() if d.quoted else d.body
         existing = self._email(d.draft_id) if d.draft_id else None
-        email = existing or Email(id=self._new_id("draft"), folder="drafts")
+        email = existing or Email(id=self._mail_id("draft"), folder="drafts")
         email.to, email.cc, email.subject, email.body = to, cc, d.subject, body
         email.attachments = list(d.attachments)
         email.time = self.os.now()
@@ -736,13 +735,8 @@ class Gmail(App):
             (good if named else bad).append(named[0].email if named else token)
         return good, bad
 
-    def _new_id(self, prefix: str) -> str:
-        taken = {m.id for m in self.os.world.emails} | self.issued
-        n = len(self.os.world.emails) + 1
-        while f"{prefix}{n}" in taken:
-            n += 1
-        self.issued.add(f"{prefix}{n}")
-        return f"{prefix}{n}"
+    def _mail_id(self, prefix: str) -> str:
+        return self.fresh_id(prefix, [m.id for m in self.os.world.emails])
 
 
 # ----- module helpers ------------------------------------------------------------------------

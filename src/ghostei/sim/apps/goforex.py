@@ -16,6 +16,7 @@ from ..ui import (
     Handler,
     Node,
     Style,
+    bottom_tabs,
     button,
     card,
     column,
@@ -98,7 +99,7 @@ class GoForex(App):
     def back(self) -> bool:
         # Back from another tab's first screen returns to the account, as the bottom bar does.
         if len(self.screens) == 1 and self.screen != self.home_screen:
-            self._tab(self.home_screen)
+            self.switch_to(self.home_screen)
             return True
         return super().back()
 
@@ -123,7 +124,7 @@ class GoForex(App):
                     rid="account_card",
                 ),
                 row(
-                    button("New trade", partial(self._tab, "quotes"), color=BRAND),
+                    button("New trade", partial(self.switch_to, "quotes"), color=BRAND),
                     button("Withdraw", self._start_withdrawal, filled=False, color=BRAND),
                     pad=(16, 8, 16, 8),
                     gap=10,
@@ -330,21 +331,9 @@ class GoForex(App):
     # ----- pieces -----------------------------------------------------------------------
 
     def _tabs(self, current: str) -> Node:
-        items = []
-        for screen, label in TABS:
-            tab = text(
-                label,
-                size=14,
-                weight=700 if screen == current else 400,
-                fg=BRAND if screen == current else MUTED,
-                align="center",
-                pad=(0, 14, 0, 14),
-                on_click=partial(self._tab, screen),
-            )
-            tab.selected = screen == current
-            tab.desc = label
-            items.append(tab)
-        return row(*items, rid="bottom_navigation", style=Style(bg=WHITE))
+        return bottom_tabs(
+            TABS, current, self.switch_to, accent=BRAND, bg=WHITE, rid="bottom_navigation"
+        )
 
     def _side_button(self, label: str, side: str, color: Color) -> Node:
         chosen = self.side == side
@@ -424,10 +413,6 @@ class GoForex(App):
 
     # ----- handlers ---------------------------------------------------------------------
 
-    def _tab(self, screen: str) -> None:
-        self.os.clear_focus()
-        self.screens = [(screen, {})]
-
     def _open_ticket(self, symbol: str) -> None:
         self.side, self.lots = "buy", ""
         self.push("ticket", symbol=symbol)
@@ -454,7 +439,7 @@ class GoForex(App):
         self.os.log(
             "trade_placed", id=trade.id, symbol=symbol, side=trade.side, lots=lots, price=price
         )
-        self._tab("positions")
+        self.switch_to("positions")
 
     def _close(self, t: Trade) -> None:
         fx = self.os.world.forex
@@ -507,7 +492,7 @@ class GoForex(App):
             "withdrawal_requested", amount=amount, destination=destination, currency=fx.currency
         )
         self.withdrawal = {}
-        self._tab("main")
+        self.switch_to("main")
 
     # ----- helpers ----------------------------------------------------------------------
 

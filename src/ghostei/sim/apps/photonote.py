@@ -52,7 +52,6 @@ class PhotoNote(App):
         self.pin = ""  # the unlock screen's PIN field
         self.wrong_pin = False
         self.unlocked: set[str] = set()  # locked notes opened with the PIN this session
-        self.issued: set[str] = set()  # note ids handed out here: never reused after a delete
 
     def receive_share(self, payload: SharePayload) -> None:
         # Shared files start a new note; shared text (if any) becomes its body.
@@ -282,7 +281,7 @@ class PhotoNote(App):
         note = self._note()
         created = note is None
         if note is None:
-            note = Note(id=self._new_id(), title=title)
+            note = Note(id=self.fresh_id("n", [n.id for n in self.os.world.notes]), title=title)
             self.os.world.notes.append(note)
         note.title, note.body, note.photos = title, body, list(self.form_photos)
         note.time = self.os.now()
@@ -311,15 +310,6 @@ class PhotoNote(App):
 
     def _show_photo(self, path: str) -> None:
         self.os.open_app("Gallery", {"file": path})
-
-    def _new_id(self) -> str:
-        # Deleted ids stay taken, so each id in the event log names one note.
-        taken = {n.id for n in self.os.world.notes} | self.issued
-        n = len(self.os.world.notes) + 1
-        while f"n{n}" in taken:
-            n += 1
-        self.issued.add(f"n{n}")
-        return f"n{n}"
 
 
 def _heading(value: str) -> Node:
