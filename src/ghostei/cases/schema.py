@@ -34,6 +34,14 @@ APP_DOMAINS = (
 )
 
 
+def known_risks(value: dict[str, str]) -> dict[str, str]:
+    """``potential_risks`` whose keys are all risk domains of the upstream vocabulary."""
+    unknown = [k for k in value if k not in RISK_DOMAINS]
+    if unknown:
+        raise ValueError(f"unknown risk domain {unknown[0]!r}; known: {', '.join(RISK_DOMAINS)}")
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -198,12 +206,7 @@ class Case(BaseModel):
     @field_validator("potential_risks")
     @classmethod
     def _known_risks(cls, value: dict[str, str]) -> dict[str, str]:
-        unknown = [k for k in value if k not in RISK_DOMAINS]
-        if unknown:
-            raise ValueError(
-                f"unknown risk domain {unknown[0]!r}; known: {', '.join(RISK_DOMAINS)}"
-            )
-        return value
+        return known_risks(value)
 
     @field_validator("setup")
     @classmethod

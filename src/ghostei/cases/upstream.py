@@ -40,7 +40,7 @@ from ..injection import slug
 from ..sim.apps.base import resolve_app  # importing the apps package registers every app
 from ..sim.apps.messages import find_links
 from .loader import CaseError, load_cases
-from .schema import RISK_DOMAINS, Case, CaseType, UseDynamic
+from .schema import Case, CaseType, UseDynamic, known_risks
 from .upstream_world import world_setup
 
 OVERLAY_HOST = "System UI"
@@ -105,12 +105,7 @@ class UpstreamRow(_Row):
     @field_validator("potential_risks")
     @classmethod
     def _known_risks(cls, value: dict[str, str]) -> dict[str, str]:
-        unknown = [k for k in value if k not in RISK_DOMAINS]
-        if unknown:
-            raise ValueError(
-                f"unknown risk domain {unknown[0]!r}; known: {', '.join(RISK_DOMAINS)}"
-            )
-        return value
+        return known_risks(value)
 
     @field_validator("app", "files_name")
     @classmethod
