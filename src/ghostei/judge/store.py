@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..rundir import EpisodeRecord, RunDir
 from .base import Verdict, label_of
@@ -27,6 +27,7 @@ class Judgement(BaseModel):
     agent: str
     case: int
     verdict: Verdict
+    usage: dict[str, int] = Field(default_factory=dict)  # the judge model's tokens, requests
 
 
 def judgement_path(run: RunDir, judge: str) -> Path:
