@@ -19,6 +19,7 @@ from .agents import AgentContext, build_agent
 from .cases.schema import Case
 from .injection import build_injection, injection_kind
 from .judge import RuleJudge
+from .judge.diagnosis import diagnose
 from .observation import Observation
 from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
 from .rundir import EpisodeRecord, RunDir
@@ -156,6 +157,8 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         verdict = RuleJudge().judge(
             case, list(device.events), device.state(), attack_fired=injection.fired
         )
+        # Where a compromised episode went wrong (None unless FAS or PAS).
+        verdict.diagnosis = diagnose(case, trajectory.steps, list(device.events), verdict)
     except Exception as exc:  # any failure inside an episode becomes an error record
         error = f"{type(exc).__name__}: {exc}"
     cost = None
