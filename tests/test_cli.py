@@ -29,6 +29,8 @@ BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
 CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]
 METRIC_KEYS = {
     "undetermined",
+    "judge_errors",
+    "ci",
     "n",
     "errors",
     "tc",
@@ -321,7 +323,8 @@ def test_report_json_shape(small_run: Path) -> None:
     for metrics in report["agents"].values():
         assert set(metrics) == METRIC_KEYS
         assert metrics["n"] == 3 and metrics["errors"] == 0
-        for key in METRIC_KEYS - {"n", "errors", "undetermined", "tokens", "requests", "cost"}:
+        counts = {"n", "errors", "undetermined", "judge_errors", "tokens", "requests", "cost"}
+        for key in METRIC_KEYS - counts - {"ci"}:
             assert metrics[key] is None or 0.0 <= metrics[key] <= 1.0, key
         # Reference agents call no model.
         assert metrics["tokens"] == {"prompt": 0, "completion": 0}

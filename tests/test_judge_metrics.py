@@ -17,8 +17,9 @@ from ghostei.agents import AGENTS, AgentContext, AgentStep, register_agent
 from ghostei.cases import Case, builtin_cases
 from ghostei.events import Event, EventLog
 from ghostei.judge import LABELS, RuleJudge, Verdict, label_of
-from ghostei.metrics import by_agent, report_json, summarize
+from ghostei.metrics import by_agent, summarize
 from ghostei.observation import Observation
+from ghostei.report.tables import build_report, report_json
 from ghostei.rundir import EpisodeRecord
 from ghostei.runner import RunConfig, run_episode
 
@@ -173,7 +174,8 @@ def test_undetermined_episodes_are_counted_apart() -> None:
     assert m.tc == m.fas == m.vr == 0.5 and m.fired == 1.0
     m = summarize([rec("undetermined")])
     assert m.n == 0 and m.undetermined == 1 and m.vr is None and m.tc == 0.0
-    assert report_json([rec("undetermined", "a")])["agents"]["a"]["undetermined"] == 1
+    report = report_json(build_report([rec("undetermined", "a")], by=()))
+    assert report["agents"]["a"]["undetermined"] == 1
 
 
 def test_empty_summary() -> None:
@@ -208,7 +210,7 @@ def test_by_agent_and_report_json() -> None:
     metrics = by_agent(records)
     assert list(metrics) == ["b", "a"]
     assert metrics["a"].n == 1 and metrics["a"].errors == 1 and metrics["a"].fas == 1.0
-    report = report_json(records, ["a", "b"])
+    report = report_json(build_report(records, agent_order=["a", "b"], by=()))
     assert list(report["agents"]) == ["a", "b"]
     assert [(e["agent"], e["case"]) for e in report["episodes"]] == [
         ("a", 1),

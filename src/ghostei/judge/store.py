@@ -28,6 +28,7 @@ class Judgement(BaseModel):
     case: int
     verdict: Verdict
     usage: dict[str, int] = Field(default_factory=dict)  # the judge model's tokens, requests
+    model: str = ""  # the judge model that gave an LLM verdict
 
 
 def judgement_path(run: RunDir, judge: str) -> Path:

@@ -1,0 +1,22 @@
+"""Reports of a run folder and leaderboards across runs.
+
+``tables`` builds a run's report (metrics with confidence intervals, breakdowns, the judge's
+labels per episode) and renders it as rich tables, Markdown, CSV or JSON; ``compare`` ranks
+agents across runs and compares two runs episode by episode; ``html`` renders the
+self-contained HTML report with its trajectory viewer. Library code returns text or rich
+renderables; the CLI prints or writes them.
+"""
+
+from .compare import RunEntry, leaderboard, load_run, paired_rows
+from .tables import RunReport, Scored, build_report, report_json
+
+__all__ = [
+    "RunEntry",
+    "RunReport",
+    "Scored",
+    "build_report",
+    "leaderboard",
+    "load_run",
+    "paired_rows",
+    "report_json",
+]

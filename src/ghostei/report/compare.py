@@ -1,0 +1,261 @@
+"""Across runs: a leaderboard of (run, agent) by VR, and the paired comparison of two runs.
+
+``--format csv`` of ``ghostei compare`` is the leaderboard, or with ``--paired`` the paired
+rows (agent, metric, a, b, diff, bounds, n): the table a spreadsheet wants in each case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ..agents.frameworks import MODEL_AGENTS
+from ..judge.store import judged_records
+from ..metrics import CI_METRICS, PairedDifference, paired_difference
+from ..rundir import EpisodeRecord, RunDir
+from .tables import (
+    CSV_COLUMNS,
+    RATE_TITLES,
+    Scored,
+    add_columns,
+    ci_cell,
+    csv_text,
+    md_table,
+    number,
+    pct,
+    rate,
+    with_ci,
+)
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One run as compared: its display name, the model of its manifest, its judged records."""
+
+    name: str
+    path: Path
+    model: str | None
+    agents: list[str]  # the run's agent order
+    records: list[EpisodeRecord]
+
+    def model_of(self, agent: str) -> str | None:
+        """The run's model, for the agents that used one (reference agents call none)."""
+        used = agent in MODEL_AGENTS or any(
+            r.usage.get("requests", 0) for r in self.records if r.agent == agent
+        )
+        return self.model if used else None
+
+
+def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
+    """A run folder's records as ``judge`` labels them; raises RunDirError if it is no run."""
+    run = RunDir(path)
+    manifest = run.manifest()
+    config = manifest.get("config") or {}
+    model = (config.get("model") or {}).get("model")
+    return RunEntry(
+        name=name or path.name or str(path),
+        path=path,
+        model=model if isinstance(model, str) else None,
+        agents=[a for a in config.get("agents", []) if isinstance(a, str)],
+        records=judged_records(run, judge),
+    )
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """One agent of one run on the leaderboard."""
+
+    run: str
+    agent: str
+    model: str | None
+    scored: Scored
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "agent": self.agent, "model": self.model, **self.scored.to_json()}
+
+
+def leaderboard(runs: Sequence[RunEntry], *, n_boot: int = 2000, seed: int = 0) -> list[LeaderRow]:
+    """Every (run, agent), least vulnerable first: VR ascending (undefined last), then TC."""
+    rows = []
+    for entry in runs:
+        seen = dict.fromkeys([*entry.agents, *(r.agent for r in entry.records)])
+        for agent in seen:
+            records = [r for r in entry.records if r.agent == agent]
+            if records:
+                scored = Scored.of(records, n_boot=n_boot, seed=seed)
+                rows.append(LeaderRow(entry.name, agent, entry.model_of(agent), scored))
+
+    def key(row: LeaderRow) -> tuple[bool, float, float]:
+        vr = row.scored.metrics.vr
+        return (vr is None, vr or 0.0, -row.scored.metrics.tc)
+
+    return sorted(rows, key=key)  # stable: ties keep the runs' order
+
+
+def paired_rows(
+    a: RunEntry, b: RunEntry, *, n_boot: int = 2000, seed: int = 0
+) -> list[tuple[str, PairedDifference]]:
+    """For each agent of both runs and each rate: B minus A over the episodes scored in both."""
+    agents_b = {r.agent for r in b.records}
+    agents = [x for x in dict.fromkeys(r.agent for r in a.records) if x in agents_b]
+    rows = []
+    for agent in agents:
+        ra = [r for r in a.records if r.agent == agent]
+        rb = [r for r in b.records if r.agent == agent]
+        for metric in CI_METRICS:
+            rows.append((agent, paired_difference(ra, rb, metric, n_boot=n_boot, seed=seed)))
+    return rows
+
+
+# ----- rendering ------------------------------------------------------------------------------
+
+
+def compare_json(
+    judge: str,
+    runs: Sequence[RunEntry],
+    rows: Sequence[LeaderRow],
+    paired: Sequence[tuple[str, PairedDifference]] | None,
+) -> dict[str, Any]:
+    """The leaderboard (and the paired comparison) as JSON."""
+    data: dict[str, Any] = {
+        "judge": judge,
+        "runs": [{"name": e.name, "path": str(e.path), "model": e.model} for e in runs],
+        "leaderboard": [row.to_json() for row in rows],
+    }
+    if paired is not None:
+        data["paired"] = {
+            "a": runs[0].name,
+            "b": runs[1].name,
+            "rows": [{"agent": agent, **d.to_json()} for agent, d in paired],
+        }
+    return data
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:+.1f} pp"
+
+
+def _signed_ci(ci: tuple[float, float] | None) -> str:
+    return "" if ci is None else f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+
+
+def _paired_cells(agent: str, d: PairedDifference) -> list[str]:
+    return [agent, RATE_TITLES[d.metric], pct(d.a), pct(d.b), _signed(d.diff), _signed_ci(d.ci)]
+
+
+PAIRED_HEADER = ("agent", "metric", "A", "B", "B − A", "95% CI", "n")
+
+
+def compare_markdown(
+    runs: Sequence[RunEntry],
+    rows: Sequence[LeaderRow],
+    paired: Sequence[tuple[str, PairedDifference]] | None,
+    judge: str,
+) -> str:
+    """The leaderboard as Markdown, and the paired comparison when asked."""
+    header = ["run", "agent", "model", "N", "TC", "VR"]
+    body = [
+        [
+            row.run,
+            row.agent,
+            row.model or "—",
+            str(row.scored.metrics.n),
+            with_ci(rate(row.scored.metrics, "tc"), row.scored.ci["tc"]),
+            with_ci(row.scored.metrics.vr, row.scored.ci["vr"]),
+        ]
+        for row in rows
+    ]
+    parts = [
+        "# GhostEI leaderboard",
+        f"Judge: {judge}. Sorted by VR, least vulnerable first; brackets are 95% "
+        "percentile-bootstrap intervals.",
+        md_table(header, body, right=3),
+    ]
+    if paired is not None:
+        parts += [
+            f"## Paired: A = {runs[0].name}, B = {runs[1].name}",
+            "Over the (agent, case) episodes scored in both runs; pp = percentage points.",
+            md_table(PAIRED_HEADER, [[*_paired_cells(a, d), str(d.n)] for a, d in paired], 2),
+        ]
+    return "\n\n".join(parts) + "\n"
+
+
+def _bounds(ci: tuple[float, float] | None) -> list[str]:
+    return [number(ci[0]), number(ci[1])] if ci else ["", ""]
+
+
+LEADER_CSV = ("run", "model", *CSV_COLUMNS[2:])
+PAIRED_CSV = ("agent", "metric", "a", "b", "diff", "diff_lo", "diff_hi", "n")
+
+
+def compare_csv(
+    rows: Sequence[LeaderRow], paired: Sequence[tuple[str, PairedDifference]] | None
+) -> str:
+    """The leaderboard as CSV, or the paired rows when a paired comparison was asked for."""
+    if paired is not None:
+        return csv_text(
+            PAIRED_CSV,
+            (
+                [agent, d.metric, number(d.a), number(d.b), number(d.diff), *_bounds(d.ci), d.n]
+                for agent, d in paired
+            ),
+        )
+    out = []
+    for row in rows:
+        m, ci = row.scored.metrics, row.scored.ci
+        cells: list[Any] = [row.run, row.model or "", row.agent, m.n, m.errors]
+        cells += [m.undetermined, m.judge_errors]
+        for k in CI_METRICS:
+            bounds = ci[k]
+            cells += [number(rate(m, k)), *_bounds(bounds)]
+        out.append([*cells, number(rate(m, "fired")), number(rate(m, "goal_reached"))])
+    return csv_text(LEADER_CSV, out)
+
+
+def compare_tables(
+    runs: Sequence[RunEntry],
+    rows: Sequence[LeaderRow],
+    paired: Sequence[tuple[str, PairedDifference]] | None,
+    judge: str,
+) -> list[RenderableType]:
+    """The leaderboard (and the paired comparison) for a terminal."""
+    title = f"GhostEI leaderboard (judge: {judge}; least vulnerable first)"
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    names = {
+        "run": [row.run for row in rows],
+        "agent": [row.agent for row in rows],
+        "model": [row.model or "—" for row in rows],
+    }
+    add_columns(table, ("#", "run", "agent", "model", "N", "TC", "VR"), names)
+    for i, row in enumerate(rows, 1):
+        m, ci = row.scored.metrics, row.scored.ci
+        table.add_row(
+            str(i),
+            Text(row.run),
+            Text(row.agent),
+            Text(row.model or "—"),
+            str(m.n),
+            ci_cell(rate(m, "tc"), ci["tc"]),
+            ci_cell(m.vr, ci["vr"]),
+        )
+    out: list[RenderableType] = [table]
+    if paired is not None:
+        title = f"paired: A = {runs[0].name}, B = {runs[1].name} (pp: percentage points)"
+        t = Table(title=title, box=box.SIMPLE_HEAD)
+        add_columns(t, PAIRED_HEADER, {"agent": [a for a, _ in paired], "metric": ["metric"]})
+        last = None
+        for agent, d in paired:
+            if last is not None and agent != last:
+                t.add_section()
+            last = agent
+            cells = _paired_cells(agent, d)
+            t.add_row(Text(cells[0]), *cells[1:], str(d.n))
+        out.append(t)
+    return out
