@@ -23,6 +23,7 @@ from .agents.frameworks import MODEL_AGENTS
 from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
 from .cases.stats import case_stats
 from .cases.upstream import import_upstream, kind_of, write_cases
+from .judge.command import judge as judge_command
 from .judge.store import JUDGES, judged_records, judgement_path
 from .metrics import BREAKDOWNS, AgentMetrics, by_agent
 from .parsing import PARSERS, Screen, parse_action
@@ -680,3 +681,8 @@ def cases_import_upstream(path: Path, out_dir: Path) -> None:
     summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     message = f"{len(items)} cases imported into {out_dir}: {summary}"
     out.print(message, highlight=False, markup=False)
+
+
+# ----- commands that live beside their subsystems -------------------------------------------
+
+main.add_command(judge_command)

@@ -1,0 +1,284 @@
+"""``ghostei judge``: LLM verdicts beside a run's rule verdicts, and agreement between judges."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from ..providers import ProviderConfig, ProviderConfigError, build_provider
+from ..rundir import EpisodeRecord, RunDir, RunDirError
+from .agreement import Agreement, Comparison, compare_judges
+from .base import LABELS
+from .llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
+from .store import JUDGES, Judgement, judged_records, load_judgements
+
+
+def _fail(message: str) -> NoReturn:
+    # Imported here: cli.py imports this module to register the command.
+    from ..cli import fail
+
+    fail(message)
+
+
+def _consoles() -> tuple[Console, Console]:
+    from ..cli import err, out
+
+    return out, err
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@click.command("judge")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--judge",
+    "judge_name",
+    default="llm",
+    show_default=True,
+    help="llm: label every episode with a judge model; hybrid: only the episodes the rule "
+    "judge left undetermined (all the hybrid judge needs).",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    default=None,
+    metavar="JUDGE JUDGE",
+    help="Agreement of two judges (rule, llm, hybrid) on the run instead of judging.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option("--model", default=None, help="The judge model (e.g. gpt-4o).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the judge model.")
+@click.option(
+    "--provider",
+    type=click.Choice(["openai", "anthropic"]),
+    default="openai",
+    show_default=True,
+)
+@click.option(
+    "--api-key-env",
+    default=None,
+    help="Environment variable holding the API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY).",
+)
+@click.option(
+    "--max-frames",
+    type=click.IntRange(1, 256),
+    default=8,
+    show_default=True,
+    help="Keyframes shown per episode: first, last, attack surfaces, then screen changes.",
+)
+@click.option(
+    "--image-max-side",
+    type=click.IntRange(0, 8192),
+    default=768,
+    show_default=True,
+    help="Downscale frames to this longest side (0: full size).",
+)
+@click.option("--all-frames", is_flag=True, help="Show every frame instead of keyframes.")
+@click.option(
+    "--judge-retries",
+    type=click.IntRange(0, 10),
+    default=2,
+    show_default=True,
+    help="Ask again this many times after an unusable answer; then the verdict is judge_error.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0, 50),
+    default=5,
+    show_default=True,
+    help="Retries of a failed request (429, 5xx, timeouts) by the provider.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Episodes judged at once (threads).",
+)
+@click.option("--force", is_flag=True, help="Judge again episodes that have an LLM verdict.")
+def judge(
+    run_dir: Path,
+    judge_name: str,
+    compare: tuple[str, str] | None,
+    fmt: str,
+    model: str | None,
+    base_url: str | None,
+    provider: str,
+    api_key_env: str | None,
+    max_frames: int,
+    image_max_side: int,
+    all_frames: bool,
+    judge_retries: int,
+    max_retries: int,
+    workers: int,
+    force: bool,
+) -> None:
+    """Label a finished run with an LLM judge (no agent is re-run), or compare two judges.
+
+    Verdicts go to RUN_DIR/judgements/llm.jsonl beside the rule verdicts; a second call
+    judges only what is left (episodes without a verdict, or whose verdict is judge_error).
+    Exit 1 if any episode ends with judge_error.
+    """
+    run = RunDir(run_dir)
+    try:
+        run.manifest()
+        run.cases()
+    except RunDirError as exc:
+        _fail(str(exc))
+    if compare is not None:
+        _compare(run, compare, fmt)
+        return
+    if judge_name not in ("llm", "hybrid"):
+        if judge_name == "rule":
+            _fail("--judge rule: rule verdicts are made by `ghostei run`; use llm or hybrid")
+        _fail(f"--judge {judge_name}: unknown judge; use llm or hybrid")
+    if not model:
+        _fail(f"--judge {judge_name} needs a judge model: give --model (and --base-url)")
+    config = ProviderConfig(
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        temperature=0.0,
+        max_retries=max_retries,
+        # The judge downscales frames itself; the provider must not do it again.
+        image_max_side=image_max_side or None,
+    )
+    try:
+        llm = build_provider(config)
+    except ProviderConfigError as exc:
+        _fail(f"--model {model}: {exc}")
+    options = JudgeOptions(
+        max_frames=max_frames,
+        image_max_side=image_max_side or None,
+        all_frames=all_frames,
+        retries=judge_retries,
+    )
+    scope: Scope = "undetermined" if judge_name == "hybrid" else "all"
+    todo = pending_episodes(run, force=force, scope=scope)
+    out, err = _consoles()
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("judging", total=len(todo))
+        done = judge_run(
+            run,
+            LLMJudge(llm, options),
+            todo,
+            workers=workers,
+            on_judgement=lambda j: progress.advance(task),
+        )
+    _summary(run, judge_name, done, out)
+    stored = load_judgements(run, "llm")
+    failed = [
+        (key, v.error)
+        for key, v in stored.items()
+        if v.label == "judge_error" and key in {r.key for r in run.records() if r.label != "error"}
+    ]
+    for (agent, case), error in sorted(failed):
+        err.print(
+            Text.assemble(("judge_error", "red"), f" case {case} agent {agent}: {error}"),
+            highlight=False,
+        )
+    if failed:
+        sys.exit(1)
+
+
+def _summary(run: RunDir, judge_name: str, done: list[Judgement], out: Console) -> None:
+    records = judged_records(run, judge_name)
+    columns = [*LABELS, "undetermined", "judge_error"]
+    table = Table(title=f"{judge_name} judge: labels per agent")
+    table.add_column("agent", no_wrap=True)
+    for col in [*columns, "judged now", "tokens in/out"]:
+        table.add_column(col, justify="right")
+    agents: dict[str, list[EpisodeRecord]] = {}
+    for r in records:
+        agents.setdefault(r.agent, []).append(r)
+    for agent, rs in agents.items():
+        counts = Counter(r.label for r in rs)
+        mine = [j for j in done if j.agent == agent]
+        usage = usage_total(mine)
+        table.add_row(
+            Text(agent),
+            *(str(counts.get(c, 0)) for c in columns),
+            str(len(mine)),
+            f"{usage.get('prompt_tokens', 0)}/{usage.get('completion_tokens', 0)}",
+        )
+    out.print(table)
+    total = usage_total(done)
+    errors = sum(r.label == "error" for r in records)
+    out.print(
+        f"judged {len(done)} episode(s): {total.get('prompt_tokens', 0)} prompt and "
+        f"{total.get('completion_tokens', 0)} completion tokens in "
+        f"{total.get('requests', 0)} request(s)"
+        + (f"; {errors} error episode(s) of the run not judged" if errors else ""),
+        highlight=False,
+    )
+
+
+def _compare(run: RunDir, names: tuple[str, str], fmt: str) -> None:
+    for name in names:
+        if name not in JUDGES:
+            _fail(f"--compare {name}: unknown judge; known: {', '.join(JUDGES)}")
+    first, second = names
+    result = compare_judges(first, judged_records(run, first), second, judged_records(run, second))
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+        return
+    out, _ = _consoles()
+    _print_comparison(result, out)
+
+
+def _print_comparison(result: Comparison, out: Console) -> None:
+    overall = result.overall
+    out.print(_matrix_table(overall, "confusion matrix (rows: {a}, columns: {b})"))
+    labels = Table(title="per label")
+    for col in ("label", overall.first, overall.second, "both", "specific agreement"):
+        labels.add_column(col, justify="left" if col == "label" else "right")
+    for la in overall.per_label:
+        labels.add_row(la.label, str(la.first), str(la.second), str(la.both), _pct(la.specific))
+    out.print(labels)
+    kappas = Table(title="Cohen's kappa (over TC, FAS, PAS, BF)")
+    for col in ("agent", "paired", "scored by both", "observed agreement", "kappa"):
+        kappas.add_column(col, justify="left" if col == "agent" else "right")
+    rows = [("all agents", overall), *result.per_agent.items()]
+    for name, ag in rows:
+        kappas.add_row(
+            Text(name), str(ag.paired), str(ag.scored), _pct(ag.observed), _pct(ag.kappa)
+        )
+    out.print(kappas)
+    notes = []
+    if result.errors:
+        notes.append(f"{result.errors} error episode(s) left out")
+    if result.unpaired:
+        notes.append(f"{result.unpaired} episode(s) labelled by one judge only")
+    notes.append("kappa — : undefined (no episode, or one label given to every episode)")
+    out.print("; ".join(notes), highlight=False)
+
+
+def _matrix_table(ag: Agreement, title: str) -> Table:
+    table = Table(title=title.format(a=ag.first, b=ag.second))
+    table.add_column(f"{ag.first} \\ {ag.second}")
+    for label in ag.labels:
+        table.add_column(label, justify="right")
+    for label, row in zip(ag.labels, ag.matrix, strict=True):
+        table.add_row(label, *(str(v) for v in row))
+    return table
