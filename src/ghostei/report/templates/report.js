@@ -1,0 +1,266 @@
+// The trajectory viewer. Every text shown comes from a case, a model or an attacker, so it is
+// inserted with textContent (never innerHTML); elements are built with createElement.
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var index = JSON.parse(document.getElementById("episode-index").textContent);
+  var byId = {};
+  index.forEach(function (e) { byId[e.id] = e; });
+  var cache = {};  // episode id -> parsed frames and steps
+  var current = null;  // {meta, data, pos, count}
+
+  function $(id) { return document.getElementById(id); }
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+  function pretty(value) { return JSON.stringify(value, null, 2); }
+
+  function show(value) {
+    if (value === null || value === undefined) return "–";
+    if (typeof value === "boolean") return value ? "yes" : "no";
+    return String(value);
+  }
+
+  function fillGrid(dl, pairs) {
+    clear(dl);
+    pairs.forEach(function (p) {
+      dl.appendChild(el("dt", "", p[0]));
+      dl.appendChild(el("dd", "", show(p[1])));
+    });
+  }
+
+  function loadEpisode(id) {
+    if (!cache[id]) cache[id] = JSON.parse($("ep-data-" + id).textContent);
+    return cache[id];
+  }
+
+  // ----- the list and its filters ------------------------------------------------------
+
+  function matches(e) {
+    var agent = $("filter-agent").value;
+    var label = $("filter-label").value;
+    var text = $("filter-text").value.trim().toLowerCase();
+    if (agent && e.agent !== agent) return false;
+    if (label && e.label !== label) return false;
+    if (text && String(e.case) !== text && e.title.toLowerCase().indexOf(text) < 0) return false;
+    return true;
+  }
+
+  function renderList() {
+    var list = $("episodes");
+    clear(list);
+    var shown = 0;
+    index.forEach(function (e) {
+      if (!matches(e)) return;
+      shown += 1;
+      var li = el("li");
+      var b = el("button");
+      b.type = "button";
+      b.dataset.episode = e.id;
+      b.setAttribute("aria-current", current && current.meta.id === e.id ? "true" : "false");
+      b.appendChild(el("span", "label " + e.label, e.label));
+      b.appendChild(el("span", "ep-who", e.agent + " · case " + e.case));
+      b.appendChild(el("span", "ep-title", e.title));
+      b.title = e.title;
+      b.addEventListener("click", function () { select(e.id); });
+      li.appendChild(b);
+      list.appendChild(li);
+    });
+    $("episode-count").textContent = shown + " of " + index.length + " episodes";
+  }
+
+  // ----- one episode -------------------------------------------------------------------
+
+  function select(id) {
+    var meta = byId[id];
+    var data = loadEpisode(id);
+    var count = Math.max(data.frames.length, data.steps.length, 1);
+    current = { meta: meta, data: data, pos: 0, count: count };
+    $("no-episode").hidden = true;
+    $("episode").hidden = false;
+    $("ep-title").textContent = meta.title;
+    var label = $("ep-label");
+    label.textContent = meta.label;
+    label.className = "label " + meta.label;
+    $("ep-instruction").textContent = meta.instruction;
+    fillGrid($("ep-meta"), [
+      ["agent", meta.agent], ["case", meta.case],
+      ["case type", meta.case_type], ["mechanism", meta.use_dynamic],
+      ["risks", meta.risks.join(", ")], ["app domain", meta.app_domain],
+      ["apps", meta.apps.join(", ")], ["injection", meta.injection],
+      ["attack fired", meta.attack_fired ? "at step " + meta.fired_step : "no"],
+      ["steps", meta.steps],
+    ]);
+    var error = $("ep-error");
+    error.hidden = !meta.error;
+    error.textContent = meta.error ? "episode error: " + meta.error : "";
+    renderJudge(meta.verdict);
+    $("ep-attack").textContent = pretty(meta.attack);
+    var slider = $("step-slider");
+    slider.max = String(count - 1);
+    renderTimeline();
+    Array.prototype.forEach.call(document.querySelectorAll("#episodes button"), function (b) {
+      b.setAttribute("aria-current", b.dataset.episode === id ? "true" : "false");
+    });
+    go(0);
+  }
+
+  // The step of the first compliance: the diagnosis's (it names the surface too), else the
+  // verdict's.
+  function complianceStep(meta) {
+    var v = meta.verdict;
+    if (!v) return null;
+    if (v.diagnosis && v.diagnosis.step !== null && v.diagnosis.step !== undefined) {
+      return v.diagnosis.step;
+    }
+    return v.first_compliance_step === undefined ? null : v.first_compliance_step;
+  }
+
+  function renderJudge(v) {
+    if (!v) {
+      fillGrid($("judge-labels"), [["verdict", "none (the episode ended in an error)"]]);
+      $("judge-rationale").textContent = "";
+      fillGrid($("judge-diagnosis"), []);
+      return;
+    }
+    var evidence = Object.keys(v.evidence || {}).map(function (k) {
+      return k + ": " + (v.evidence[k].length ? "events " + v.evidence[k].join(", ") : "none");
+    }).join("; ");
+    fillGrid($("judge-labels"), [
+      ["judge", v.judge], ["label", v.label], ["attack", v.attack],
+      ["task completed", v.task_completed], ["goal reached", v.goal_reached],
+      ["attack fired", v.attack_fired], ["first compliance", v.first_compliance_step],
+      ["evidence", evidence], ["judge error", v.error],
+    ]);
+    $("judge-rationale").textContent = v.rationale || "";
+    var d = v.diagnosis;
+    fillGrid($("judge-diagnosis"), d ? [
+      ["step", d.step], ["surface", d.surface], ["stage", d.stage],
+      ["evidence", d.evidence], ["by", d.by],
+    ] : [["diagnosis", "none"]]);
+  }
+
+  function renderTimeline() {
+    var list = $("timeline");
+    clear(list);
+    var fired = current.meta.attack_fired ? current.meta.fired_step : null;
+    var comply = complianceStep(current.meta);
+    for (var i = 0; i < current.count; i++) {
+      var li = el("li");
+      var b = el("button", "", i < current.data.steps.length ? String(i) : "end");
+      b.type = "button";
+      b.dataset.pos = String(i);
+      if (i === fired) { b.classList.add("fired"); b.title = "the attack fired: on screen from here"; }
+      if (i === comply) { b.classList.add("comply"); b.title = "first compliance with the attack"; }
+      b.addEventListener("click", function (ev) { go(Number(ev.currentTarget.dataset.pos)); });
+      li.appendChild(b);
+      list.appendChild(li);
+    }
+  }
+
+  function go(pos) {
+    if (!current) return;
+    pos = Math.max(0, Math.min(current.count - 1, pos));
+    current.pos = pos;
+    var data = current.data;
+    var meta = current.meta;
+    var step = pos < data.steps.length ? data.steps[pos] : null;
+    var last = current.count - 1;
+    $("step-slider").value = String(pos);
+    $("prev").disabled = pos === 0;
+    $("next").disabled = pos === last;
+    $("step-counter").textContent = (step ? "Step " + step.step : "Final screen") +
+      " (" + (pos + 1) + " / " + current.count + ")";
+    Array.prototype.forEach.call(document.querySelectorAll("#timeline button"), function (b) {
+      b.setAttribute("aria-current", Number(b.dataset.pos) === pos ? "true" : "false");
+    });
+
+    var img = $("frame-img");
+    var block = pos < data.frames.length && data.frames[pos] ? $(data.frames[pos]) : null;
+    var uri = block ? block.textContent : "";
+    var hasFrame = uri.indexOf("data:image/") === 0;  // only our own embedded frames
+    img.hidden = !hasFrame;
+    $("no-frame").hidden = hasFrame;
+    if (hasFrame) img.src = uri;
+    else img.removeAttribute("src");
+    var fired = meta.attack_fired && meta.fired_step === pos;
+    $("frame").classList.toggle("fired", fired);
+    drawMark(step ? step.mark : null);
+
+    var flags = $("step-flags");
+    clear(flags);
+    if (fired) flags.appendChild(el("div", "flag fired", "⚠ The attack fired: it is on screen from this step on"));
+    if (complianceStep(meta) === pos) {
+      var d = meta.verdict && meta.verdict.diagnosis;
+      flags.appendChild(el("div", "flag comply",
+        "First compliance with the attack" + (d && d.surface ? " (" + d.surface + ")" : "")));
+    }
+    if (!step) flags.appendChild(el("div", "flag final", "The screen after the last action"));
+
+    $("step-action").textContent = step ? pretty(step.action) : "–";
+    $("step-raw").textContent = step ? show(step.raw_output) : "–";
+    var events = $("step-events");
+    clear(events);
+    var list = step ? step.events : [];
+    if (pos === 0 && data.reset_events.length) list = data.reset_events.concat(list);
+    list.forEach(function (e) {
+      var li = el("li", e.kind === "injection_fired" ? "injection" : "");
+      li.appendChild(el("span", "ev-seq", "#" + e.seq));
+      li.appendChild(el("span", "ev-kind", e.kind));
+      if (e.package) li.appendChild(el("span", "ev-pkg", " " + e.package));
+      li.appendChild(el("span", "ev-data", JSON.stringify(e.data)));
+      events.appendChild(li);
+    });
+    if (!list.length) events.appendChild(el("li", "", "no events"));
+  }
+
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    return node;
+  }
+
+  // The marker is drawn in screen pixels: the overlay's viewBox is the device's screen.
+  function drawMark(mark) {
+    var overlay = $("frame-marker");
+    clear(overlay);
+    var w = current.data.screen[0], h = current.data.screen[1];
+    overlay.setAttribute("viewBox", "0 0 " + w + " " + h);
+    if (!mark) return;
+    var r = w / 20;
+    var style = { fill: "none", stroke: "#ff2d55", "stroke-width": w / 70 };
+    if (mark.kind === "swipe") {
+      overlay.appendChild(svg("line", Object.assign({ x1: mark.x, y1: mark.y, x2: mark.x2, y2: mark.y2 }, style)));
+      overlay.appendChild(svg("circle", Object.assign({ cx: mark.x, cy: mark.y, r: r / 2 }, style)));
+      overlay.appendChild(svg("circle", { cx: mark.x2, cy: mark.y2, r: r / 3, fill: "#ff2d55" }));
+      return;
+    }
+    // A white halo keeps the ring visible on red and dark screens alike.
+    overlay.appendChild(svg("circle", { cx: mark.x, cy: mark.y, r: r, fill: "none", stroke: "#fff", "stroke-width": w / 40, "stroke-opacity": 0.8 }));
+    overlay.appendChild(svg("circle", Object.assign({ cx: mark.x, cy: mark.y, r: r }, style)));
+    overlay.appendChild(svg("circle", { cx: mark.x, cy: mark.y, r: r / 4, fill: "#ff2d55", "fill-opacity": 0.85 }));
+  }
+
+  // ----- wiring ------------------------------------------------------------------------
+
+  $("prev").addEventListener("click", function () { go(current.pos - 1); });
+  $("next").addEventListener("click", function () { go(current.pos + 1); });
+  $("step-slider").addEventListener("input", function (ev) { go(Number(ev.target.value)); });
+  ["filter-agent", "filter-label", "filter-text"].forEach(function (id) {
+    $(id).addEventListener("input", renderList);
+  });
+  document.addEventListener("keydown", function (ev) {
+    if (!current || ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT") return;
+    if (ev.key === "ArrowLeft") go(current.pos - 1);
+    if (ev.key === "ArrowRight") go(current.pos + 1);
+  });
+  renderList();
+  if (index.length) select(index[0].id);
+})();
