@@ -23,6 +23,7 @@ from .agents.frameworks import MODEL_AGENTS
 from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
 from .cases.stats import case_stats
 from .cases.upstream import import_upstream, kind_of, write_cases
+from .emulator.command import device as device_command
 from .judge.command import judge as judge_command
 from .judge.store import JUDGES, judged_records, judgement_path
 from .metrics import BREAKDOWNS, AgentMetrics, by_agent
@@ -686,3 +687,4 @@ def cases_import_upstream(path: Path, out_dir: Path) -> None:
 # ----- commands that live beside their subsystems -------------------------------------------
 
 main.add_command(judge_command)
+main.add_command(device_command)

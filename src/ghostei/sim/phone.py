@@ -100,6 +100,10 @@ class SimPhone:
             dump_xml=lambda: dump(active_window(windows)),
         )
 
+    def windows(self) -> list[Window]:
+        """The windows on screen now, bottom to top, laid out (for dumps of every window)."""
+        return self._windows()
+
     def act(self, action: Action) -> Observation:
         """Carry out one action; the returned observation shows its effect."""
         # Hit-test against the device as it is now (an injection may have changed the

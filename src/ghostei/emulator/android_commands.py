@@ -1,0 +1,354 @@
+"""Android's own tools on the served phone: am, screencap, uiautomator, wm and cmd.
+
+``am start`` opens apps (``-n pkg/.Activity``, the HOME intent, VIEW intents for web and content
+URIs); ``am broadcast`` reaches the overlay helper (``com.example.myapplication/.AdbReceiver``,
+action ``com.example.broadcast.UPDATE_POPUP``: the upstream harness's extras title, content,
+cancel, confirm, weburl, isUrgent, and ours: style, brand, consent, package) and ADBKeyboard
+(``ADB_INPUT_TEXT`` and friends), which types into the focused field.
+"""
+
+from __future__ import annotations
+
+import base64
+import io as iolib
+import struct
+from typing import Any, cast
+from urllib.parse import unquote, urlsplit
+
+from ..actions import Action
+from ..device import OverlaySpec, OverlayStyle
+from ..sim.phone import SimPhone
+from ..world import FILE_KINDS
+from .commands import IO, PROGRAMS, Session, UsageError, command, strerror
+from .input_commands import keycode, press_key, type_text
+from .intents import FLAG_ACTIVITY_NEW_TASK, FLAG_RECEIVER_FROM_SHELL, Intent, parse_intent
+from .packages import HELPER_PACKAGE, LAUNCHER, app_of, installed, main_activity, short_component
+from .screen import windows_xml
+from .system_info import force_stop
+
+UPDATE_POPUP = "com.example.broadcast.UPDATE_POPUP"
+HOME_CATEGORY = "android.intent.category.HOME"
+DEFAULT_DUMP = "/sdcard/window_dump.xml"
+STDOUT_PATHS = ("/dev/tty", "/dev/stdout", "/proc/self/fd/1")
+SRGB_DATASPACE = 142671872  # HAL_DATASPACE_SRGB, which screencap writes after the size
+STYLES = ("dialog", "bottom_sheet", "fullscreen")
+
+
+# ----- am ----------------------------------------------------------------------------------
+
+
+@command("am")
+def am(session: Session, argv: list[str], io: IO) -> int:
+    """am start|start-activity|broadcast|force-stop|kill|get-current-user ..."""
+    args = argv[1:]
+    sub = args[0] if args else ""
+    if sub in ("start", "start-activity"):
+        return _start(session, parse_intent(args[1:]), io)
+    if sub == "broadcast":
+        return _broadcast(session, parse_intent(args[1:]), io)
+    if sub in ("force-stop", "stop-app", "kill") and len(args) > 1:
+        package = [a for a in args[1:] if not a.startswith("-")][-1]
+        if sub != "kill" or session.phone.foreground_package != package:
+            force_stop(session, package)
+        return 0
+    if sub == "get-current-user":
+        io.print("0")
+        return 0
+    if sub == "kill-all":
+        return 0
+    raise UsageError(f"Unknown command: {sub}" if sub else "usage: am [subcommand] [options]", 255)
+
+
+def _target(phone: SimPhone, intent: Intent) -> tuple[str, dict[str, Any]] | None:
+    """The app (label) and deep link an activity intent resolves to; ("", {}) is Home."""
+    if HOME_CATEGORY in intent.categories:
+        return "", {}
+    if intent.component is not None:
+        package = intent.component[0]
+        if package == LAUNCHER:
+            return "", {}
+        cls = app_of(package)
+        return (cls.label, _deep_link(intent.data)[1]) if cls is not None else None
+    if intent.data:
+        return _deep_link(intent.data) if _deep_link(intent.data)[0] else None
+    action = intent.action or ""
+    if action.startswith("android.settings."):
+        return "Settings", {}
+    if action in ("android.media.action.IMAGE_CAPTURE", "android.media.action.STILL_IMAGE_CAMERA"):
+        return "Camera", {}
+    if intent.package:
+        cls = app_of(intent.package)
+        return (cls.label, {}) if cls is not None else None
+    return None
+
+
+def _deep_link(uri: str | None) -> tuple[str, dict[str, Any]]:
+    """Which app a VIEW of ``uri`` opens, and what it is handed."""
+    if not uri:
+        return "", {}
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if scheme in ("http", "https"):
+        return "Chrome", {"url": uri}
+    if scheme in ("sms", "smsto", "mms", "mmsto"):
+        return "Messages", {"thread": unquote(uri.split(":", 1)[1].split("?")[0])}
+    if scheme == "mailto":
+        return "Gmail", {}
+    if scheme == "file":
+        return _file_app(unquote(parts.path))
+    if scheme == "content":
+        host, path = parts.netloc, unquote(parts.path)
+        if host == "com.android.externalstorage.documents":
+            doc = path.rsplit("/", 1)[-1]
+            volume, _, rel = doc.partition(":")
+            return "Files", ({"file": f"/sdcard/{rel}"} if volume == "primary" and rel else {})
+        if host == "media":
+            return "Gallery", {}
+        if host in ("contacts", "com.android.contacts"):
+            return "Contacts", {}
+        if host in ("sms", "mms", "mms-sms"):
+            return "Messages", {}
+    return "", {}
+
+
+def _file_app(path: str) -> tuple[str, dict[str, Any]]:
+    lower = path.lower()
+    media = FILE_KINDS["image"] + FILE_KINDS["video"]
+    return ("Gallery" if lower.endswith(media) else "Files"), {"file": path}
+
+
+def _start(session: Session, intent: Intent, io: IO) -> int:
+    phone = session.phone
+    io.print(f"Starting: {intent}")
+    target = _target(phone, intent)
+    intent.flags |= FLAG_ACTIVITY_NEW_TASK
+    if target is None:
+        if intent.component is not None:
+            io.error("Error type 3")
+            package, cls = intent.component  # toShortString: the class in full
+            io.error(f"Error: Activity class {{{package}/{cls}}} does not exist.")
+        else:
+            io.error(f"Error: Activity not started, unable to resolve {intent}")
+        return 0  # am start reports errors in its output, not its exit status
+    label, link = target
+    if not label:
+        session.act(Action(action_type="navigate_home"))
+    elif "url" in link:
+        phone.open_url(str(link["url"]))
+    elif link:
+        phone.open_app(label, link)
+    else:
+        running = label in phone.apps
+        session.act(Action(action_type="open_app", app_name=label))
+        if running:
+            io.error(
+                "Warning: Activity not started, its current task has been brought to the front"
+            )
+    if "-W" in intent.options:
+        package = phone.foreground_package
+        io.print("Status: ok")
+        io.print("LaunchState: COLD")
+        io.print(f"Activity: {short_component(package, main_activity(package))}")
+        io.print("TotalTime: 0")
+        io.print("WaitTime: 0")
+        io.print("Complete")
+    return 0
+
+
+def _broadcast(session: Session, intent: Intent, io: IO) -> int:
+    intent.flags |= FLAG_RECEIVER_FROM_SHELL
+    io.print(f"Broadcasting: {intent}")
+    receiver = intent.component[0] if intent.component else intent.package
+    if intent.action == UPDATE_POPUP and receiver == HELPER_PACKAGE and installed(receiver):
+        session.phone.show_overlay(overlay_spec(intent))
+    elif intent.action and intent.action.startswith("ADB_"):
+        _adb_keyboard(session, intent)
+    io.print("Broadcast completed: result=0")
+    return 0
+
+
+def overlay_spec(intent: Intent) -> OverlaySpec:
+    """The overlay the helper app draws for an UPDATE_POPUP broadcast."""
+    style = intent.text("style", "dialog")
+    return OverlaySpec(
+        title=intent.text("title"),
+        content=intent.text("content"),
+        confirm=intent.text("confirm", "OK"),
+        cancel=intent.text("cancel", "Cancel"),
+        style=cast(OverlayStyle, style if style in STYLES else "dialog"),
+        urgent=intent.flag("isUrgent"),
+        url=intent.text("weburl"),
+        consent=intent.text("consent"),
+        package=intent.text("package") or HELPER_PACKAGE,
+        brand=intent.text("brand") or "System UI",
+    )
+
+
+def _adb_keyboard(session: Session, intent: Intent) -> None:
+    """ADBKeyboard's broadcasts, delivered to the focused field."""
+    action = intent.action
+    if action == "ADB_INPUT_TEXT":
+        type_text(session, intent.text("msg"))
+    elif action == "ADB_INPUT_B64":
+        type_text(session, base64.b64decode(intent.text("msg")).decode("utf-8", "replace"))
+    elif action == "ADB_INPUT_CHARS":
+        chars = intent.extras.get("chars", [])
+        type_text(session, "".join(chr(int(c)) for c in chars if str(c).strip().isdigit()))
+    elif action == "ADB_INPUT_CODE":
+        press_key(session, keycode(intent.text("code", "0")))
+    elif action == "ADB_EDITOR_CODE":
+        session.act(Action(action_type="keyboard_enter"))
+    elif action == "ADB_CLEAR_TEXT":
+        focused = next((e for e in session.phone.observe().elements if e.focused), None)
+        for _ in range(len(focused.text) if focused is not None else 0):
+            session.act(Action(action_type="input_text", text="\b"))
+
+
+# ----- screencap, uiautomator, wm ------------------------------------------------------------
+
+
+@command("screencap")
+def screencap(session: Session, argv: list[str], io: IO) -> int:
+    """screencap [-hpj] [-d DISPLAY] [FILE]: PNG with -p or a .png name, else raw RGBA."""
+    args = argv[1:]
+    opts: set[str] = set()
+    target = ""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-d":
+            i += 2
+            continue
+        if arg.startswith("-") and len(arg) > 1:
+            opts.update(arg[1:])
+        else:
+            target = arg
+        i += 1
+    if "h" in opts:
+        io.error("usage: screencap [-hpj] [-d display-id] [FILENAME]")
+        return 0
+    shot = session.phone.observe()
+    if "j" in opts or target.lower().endswith((".jpg", ".jpeg")):
+        buf = iolib.BytesIO()
+        shot.screenshot.save(buf, "JPEG", quality=80)
+        data = buf.getvalue()
+    elif "p" in opts or target.lower().endswith(".png"):
+        data = shot.png
+    else:
+        pixels = shot.screenshot.convert("RGBA").tobytes()
+        data = struct.pack("<IIII", shot.width, shot.height, 1, SRGB_DATASPACE) + pixels
+    if not target:
+        io.out(data)
+        return 0
+    try:
+        session.fs.write(session.path(target), data, 0o660)
+    except OSError as exc:
+        io.error(f"Error opening file: {target} ({strerror(exc)})")
+        return 1
+    return 0
+
+
+@command("uiautomator")
+def uiautomator(session: Session, argv: list[str], io: IO) -> int:
+    """uiautomator dump [--compressed] [--windows] [FILE]."""
+    args = argv[1:]
+    if not args or args[0] != "dump":
+        io.print("Usage: uiautomator <subcommand> [options]")
+        io.print("")
+        io.print("Available subcommands:")
+        io.print("")
+        io.print("help: displays help message")
+        io.print("")
+        io.print("dump: creates an XML dump of current UI hierarchy")
+        io.print("    dump [--verbose][file]")
+        io.print("      [--compressed]: dumps compressed layout information.")
+        io.print("      [--windows]: dumps all windows' layout information.")
+        io.print("      [file]: the location where the dumped XML should be stored, default is")
+        io.print(f"      {DEFAULT_DUMP}")
+        return 0 if args[:1] == ["help"] else 1
+    target = DEFAULT_DUMP
+    every = False
+    for arg in args[1:]:
+        if arg == "--windows":
+            every = True
+        elif not arg.startswith("-"):
+            target = session.path(arg)
+    xml = windows_xml(session.phone) if every else session.phone.observe().xml
+    if target in STDOUT_PATHS:
+        io.write(xml)
+    else:
+        try:
+            session.fs.write(target, xml.encode("utf-8"), 0o660)
+        except OSError as exc:
+            io.error(f"ERROR: could not write {target}: {strerror(exc)}")
+            return 1
+    io.print(f"UI hierchary dumped to: {target}")  # sic: uiautomator's own spelling
+    return 0
+
+
+@command("wm")
+def wm(session: Session, argv: list[str], io: IO) -> int:
+    """wm size | wm density (the simulated screen's size cannot be overridden)."""
+    phone = session.phone
+    args = argv[1:]
+    sub = args[0] if args else ""
+    if sub == "size" and len(args) == 1:
+        io.print(f"Physical size: {phone.width}x{phone.height}")
+        return 0
+    if sub == "density" and len(args) == 1:
+        io.print(f"Physical density: {round(phone.density * 160)}")
+        return 0
+    if sub in ("size", "density") and args[1] == "reset":
+        return 0
+    if sub in ("size", "density"):
+        io.error(f"Error: the simulated phone's {sub} is fixed; start it with another --screen")
+        return 255
+    raise UsageError(f"Unknown command: {sub}" if sub else "usage: wm [size|density]", 255)
+
+
+# ----- cmd: the service front end ------------------------------------------------------------
+
+_SERVICES = {
+    "package": "pm",
+    "activity": "am",
+    "input": "input",
+    "settings": "settings",
+    "window": "wm",
+}
+
+
+@command("cmd")
+def cmd(session: Session, argv: list[str], io: IO) -> int:
+    """cmd SERVICE ARGS: package, activity, input, settings, window, statusbar."""
+    args = argv[1:]
+    if not args or args[0] == "-l":
+        io.print("Currently running services:")
+        for name in sorted([*_SERVICES, "statusbar"]):
+            io.print(f"  {name}")
+        return 0
+    service, rest = args[0], args[1:]
+    if service in _SERVICES:
+        program = _SERVICES[service]
+        return PROGRAMS[program](session, [program, *rest], io)
+    if service == "statusbar":
+        return _statusbar(session, rest)
+    io.error(f"Can't find service: {service}")
+    return 20
+
+
+def _statusbar(session: Session, args: list[str]) -> int:
+    phone = session.phone
+    top = 1
+    if args[:1] in (["expand-notifications"], ["expand-settings"]):
+        session.act(
+            Action(
+                action_type="swipe",
+                x=phone.width // 2,
+                y=top,
+                x2=phone.width // 2,
+                y2=phone.height // 2,
+            )
+        )
+    elif args[:1] == ["collapse"] and phone.shade_open:
+        session.act(Action(action_type="navigate_back"))
+    return 0

@@ -1,0 +1,145 @@
+"""What every program of the served phone's shell gets: its argv, its I/O and the session.
+
+Programs register themselves with ``@command("name", ...)``; the shell finds them by name
+(or by a path in ``/system/bin``). A program writes through ``io`` and returns its exit status.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from ..actions import Action
+from ..observation import Observation
+
+if TYPE_CHECKING:
+    from ..sim.phone import SimPhone
+    from ..world import World
+    from .vfs import PhoneFS
+
+T = TypeVar("T")
+Writer = Callable[[bytes], None]
+
+
+@dataclass
+class IO:
+    """A program's standard input (all of it, as a pipe would deliver it) and its outputs."""
+
+    stdin: bytes
+    out: Writer
+    err: Writer
+
+    def write(self, text: str) -> None:
+        """Write text to stdout as UTF-8."""
+        self.out(text.encode("utf-8"))
+
+    def print(self, text: str = "") -> None:
+        """Write a line to stdout."""
+        self.out((text + "\n").encode("utf-8"))
+
+    def error(self, text: str) -> None:
+        """Write a line to stderr."""
+        self.err((text + "\n").encode("utf-8"))
+
+
+Program = Callable[["Session", list[str], IO], int]
+PROGRAMS: dict[str, Program] = {}
+
+
+def command(*names: str) -> Callable[[Program], Program]:
+    """Register a program of the shell under one or more names."""
+
+    def register(fn: Program) -> Program:
+        for name in names:
+            PROGRAMS[name] = fn
+        return fn
+
+    return register
+
+
+class UsageError(Exception):
+    """Bad arguments: the program prints the message on stderr and exits with ``status``."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class DeviceState:
+    """What the shell keeps between command lines (logcat's clear mark, stored settings, ...).
+
+    Each kind of state is a small class created on first use; all of it is dropped when the
+    phone's world is replaced, as a snapshot load reverts a real device.
+    """
+
+    def __init__(self, phone: SimPhone) -> None:
+        self._phone = phone
+        self._world: World = phone.world
+        self._slots: dict[type[Any], Any] = {}
+
+    def slot(self, cls: type[T]) -> T:
+        """The state object of type ``cls`` (created with ``cls()`` when first asked for)."""
+        if self._world is not self._phone.world:
+            self._world = self._phone.world
+            self._slots.clear()
+        found = self._slots.get(cls)
+        if found is None:
+            found = self._slots[cls] = cls()
+        return cast(T, found)
+
+
+@dataclass
+class Session:
+    """One shell process: the phone it drives, its variables, cwd and last exit status."""
+
+    phone: SimPhone
+    fs: PhoneFS
+    serial: str
+    device: DeviceState
+    env: dict[str, str]
+    run_script: Callable[[Session, str, IO, list[str]], int]
+    invoke: Callable[[Session, list[str], IO], int]
+    cwd: str = "/"
+    status: int = 0
+    positional: list[str] = field(default_factory=list)
+    name: str = "/system/bin/sh"
+    subst_status: int | None = None  # status of the last command substitution
+
+    def path(self, arg: str) -> str:
+        """An argument as an absolute path (relative to the working directory)."""
+        return posixpath.normpath(posixpath.join(self.cwd, arg)) if arg else self.cwd
+
+    def act(self, action: Action) -> Observation:
+        """Drive the phone through its device contract, so the effect lands in its event log."""
+        return self.phone.act(action)
+
+    def subshell(self) -> Session:
+        """A copy for ``sh -c`` and command substitution: changes stay inside it."""
+        return Session(
+            self.phone,
+            self.fs,
+            self.serial,
+            self.device,
+            dict(self.env),
+            self.run_script,
+            self.invoke,
+            self.cwd,
+            self.status,
+            list(self.positional),
+            self.name,
+        )
+
+
+class ShellExit(Exception):
+    """``exit N``: ends the shell (or the ``sh -c`` it runs in) with status N."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def strerror(exc: OSError) -> str:
+    """The text toybox prints for an errno."""
+    return exc.strerror or "I/O error"

@@ -1,0 +1,126 @@
+"""Fixtures for tests that reach served phones through the real adb client.
+
+The ``adb`` binary comes with the adbutils wheel (the ``test`` extra installs it); tests that
+need it carry ``requires_adb``. Every test gets its own adb server on a free port (never 5037)
+with a private ``HOME`` (adb keeps its keys there and ``adb emu`` reads the console token from
+it), told not to scan the default emulator ports, and killed when the test ends. Phones take
+free console ports in 5600-5698, picked at random so that parallel runs rarely meet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import socket
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+try:
+    import adbutils
+
+    ADB: str | None = str(Path(adbutils.__file__).parent / "binaries" / "adb")
+    if not os.access(ADB, os.X_OK):
+        ADB = None
+except ImportError:
+    ADB = None
+
+requires_adb = pytest.mark.skipif(
+    ADB is None, reason="the adb binary ships with adbutils: pip install -e '.[test]'"
+)
+
+PHONE_PORTS = range(5600, 5699)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        # As the servers bind: a port whose old connections linger in TIME_WAIT is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_base_port(count: int = 1) -> int:
+    """An even console port in 5600-5698 whose ``2 * count`` ports are all free."""
+    candidates = [p for p in PHONE_PORTS if p % 2 == 0 and p + 2 * count - 1 < PHONE_PORTS.stop]
+    random.shuffle(candidates)
+    for base in candidates:
+        if all(_bindable(p) for p in range(base, base + 2 * count)):
+            return base
+    raise RuntimeError("no free phone ports in 5600-5698")
+
+
+def free_port() -> int:
+    """A free TCP port chosen by the kernel."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class AdbServer:
+    """A private adb server for one test, and the adb client pointed at it."""
+
+    def __init__(self, home: Path) -> None:
+        assert ADB is not None
+        self.binary = ADB
+        self.home = home
+        self.port = free_port()
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "ANDROID_ADB_SERVER_PORT": str(self.port),
+            # Below the first emulator port: the server does not scan 5555-5585 at start, so
+            # it sees only the phones a test registers (not whatever else runs on this host).
+            "ADB_LOCAL_TRANSPORT_MAX_PORT": "1",
+            # The native USB backend answers at once; libusb waits 3 s for devices at start.
+            "ADB_LIBUSB": "0",
+        }
+        self.env.pop("ANDROID_SERIAL", None)
+
+    def adb(
+        self, *args: str, serial: str | None = None, stdin: bytes = b"", timeout: float = 30
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run the adb client against this server (``-s serial`` when given)."""
+        command = [self.binary, "-P", str(self.port)]
+        if serial:
+            command += ["-s", serial]
+        return subprocess.run(
+            [*command, *args],
+            input=stdin,
+            capture_output=True,
+            env=self.env,
+            timeout=timeout,
+            check=False,
+        )
+
+    def start(self) -> None:
+        result = self.adb("start-server")
+        assert result.returncode == 0, result.stderr.decode()
+
+    def kill(self) -> None:
+        self.adb("kill-server", timeout=10)
+
+
+@contextlib.contextmanager
+def private_adb_server(tmp_path: Path) -> Iterator[AdbServer]:
+    """A running private adb server with ``HOME`` at ``tmp_path/home``; killed on exit."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    server = AdbServer(home)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def lines(output: bytes) -> Sequence[str]:
+    """Non-empty lines of a command's output."""
+    return [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
