@@ -31,6 +31,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from .tcp import ThreadedTcpServer
+
 log = logging.getLogger(__name__)
 
 A_SYNC = 0x434E5953
@@ -361,12 +363,14 @@ def _run_service(service: Service, stream: Stream) -> None:
 # ----- the daemon -----------------------------------------------------------------------------
 
 
-class AdbDaemon:
+class AdbDaemon(ThreadedTcpServer):
     """adbd for one phone: listens on a TCP port, one thread per connection and per stream.
 
     ``lock`` serializes every use of the phone (the simulated phone is not thread-safe); the
     console of the same phone shares it.
     """
+
+    name = "adbd"
 
     def __init__(
         self,
@@ -378,55 +382,19 @@ class AdbDaemon:
         host: str = "127.0.0.1",
         banner: str = BANNER,
     ) -> None:
+        super().__init__(port=port, host=host)
         self.shell = shell
         self.fs = fs
         self.lock = lock
         self.banner = banner
-        self._listener = socket.create_server((host, port), reuse_port=False)
-        self.port: int = self._listener.getsockname()[1]
-        self._connections: set[socket.socket] = set()
-        self._conn_lock = threading.Lock()
-        self._thread = threading.Thread(target=self._accept, name=f"adbd-{self.port}", daemon=True)
-        self._closing = False
 
     def start(self) -> AdbDaemon:
         """Accept connections in a background thread."""
-        self._thread.start()
+        self.start_listening()
         return self
 
-    def close(self) -> None:
-        """Stop listening and drop every connection."""
-        self._closing = True
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        with self._conn_lock:
-            connections = list(self._connections)
-        for sock in connections:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        self._thread.join(timeout=5)
-
-    def _accept(self) -> None:
-        while not self._closing:
-            try:
-                sock, _ = self._listener.accept()
-            except OSError:
-                return
-            # Small packets (OKAY, short shell output) must not wait for Nagle's timer.
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with self._conn_lock:
-                self._connections.add(sock)
-            threading.Thread(
-                target=self._serve, args=(sock,), name=f"adbd-{self.port}-conn", daemon=True
-            ).start()
-
-    def _serve(self, sock: socket.socket) -> None:
-        try:
-            _Connection(sock, self).serve()
-        finally:
-            with self._conn_lock:
-                self._connections.discard(sock)
+    def handle(self, sock: socket.socket) -> None:
+        _Connection(sock, self).serve()
 
     # -- services ----------------------------------------------------------------------------
 

@@ -12,18 +12,18 @@ contents, the command and ``quit``, and prints what follows the second ``OK``.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import logging
 import os
 import re
 import secrets
 import socket
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from .tcp import ThreadedTcpServer
 
 log = logging.getLogger(__name__)
 
@@ -444,8 +444,10 @@ class _Session:
         self.write(text + ("OK\n" if ok else ""))
 
 
-class EmulatorConsole:
+class EmulatorConsole(ThreadedTcpServer):
     """The console server of one phone: an accept thread and one thread per client."""
+
+    name = "console"
 
     def __init__(
         self,
@@ -455,57 +457,15 @@ class EmulatorConsole:
         host: str = "127.0.0.1",
         token_path: Path | None = None,
     ) -> None:
+        super().__init__(port=port, host=host)
         self.target = target
         self.token_path = token_path or default_token_path()
-        self._listener = socket.create_server((host, port))
-        self.port: int = self._listener.getsockname()[1]
-        self._clients: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        self._closing = False
-        self._thread = threading.Thread(
-            target=self._accept, name=f"console-{self.port}", daemon=True
-        )
 
     def start(self) -> EmulatorConsole:
         """Accept clients in a background thread; the token file exists from now on."""
         read_or_create_token(self.token_path)
-        self._thread.start()
+        self.start_listening()
         return self
 
-    def close(self) -> None:
-        """Stop listening and hang up on every client."""
-        self._closing = True
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        self._listener.close()
-        with self._lock:
-            clients = list(self._clients)
-        for sock in clients:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        self._thread.join(timeout=5)
-
-    def _accept(self) -> None:
-        while not self._closing:
-            try:
-                sock, _ = self._listener.accept()
-            except OSError:
-                return
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with self._lock:
-                self._clients.add(sock)
-            threading.Thread(
-                target=self._serve, args=(sock,), name=f"console-{self.port}-client", daemon=True
-            ).start()
-
-    def _serve(self, sock: socket.socket) -> None:
-        try:
-            _Session(self, sock).serve()
-        except OSError:
-            pass  # the client went away
-        finally:
-            with self._lock:
-                self._clients.discard(sock)
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
+    def handle(self, sock: socket.socket) -> None:
+        _Session(self, sock).serve()
