@@ -10,11 +10,10 @@ import sys
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
 import click
 from rich.console import Console, RenderableType
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -23,12 +22,13 @@ from .agents.frameworks import MODEL_AGENTS
 from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
 from .cases.stats import case_stats
 from .cases.upstream import import_upstream, kind_of, write_cases
+from .console import connect_model, err, fail, model_options, out, progress_bar
 from .emulator.command import device as device_command
 from .judge.command import judge as judge_command
 from .judge.store import JUDGES, judged_records, judgement_path
 from .metrics import BREAKDOWNS, AgentMetrics, by_agent
 from .parsing import PARSERS, Screen, parse_action
-from .providers import ProviderConfig, ProviderConfigError, build_provider
+from .providers import ProviderConfig
 from .report.compare import (
     compare_csv,
     compare_json,
@@ -41,16 +41,6 @@ from .report.compare import (
 from .report.tables import build_report, report_csv, report_json, report_markdown, report_tables
 from .rundir import EpisodeRecord, RunDir, RunDirError
 from .runner import RunConfig, execute, new_manifest
-
-out = Console()
-err = Console(stderr=True)
-
-
-def fail(message: str) -> NoReturn:
-    """A user error: a clear message and exit code 2."""
-    # The message is data (file names, case text): never interpret it as rich markup.
-    err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
-    sys.exit(2)
 
 
 @click.group()
@@ -92,24 +82,7 @@ def main() -> None:
     help="Screen size WxH of the simulated phone.",
 )
 @click.option("--no-frames", is_flag=True, help="Do not save PNG frames and XML dumps.")
-@click.option("--model", default=None, help="Model name for framework agents (e.g. gpt-4o).")
-@click.option(
-    "--base-url",
-    default=None,
-    help="OpenAI-compatible endpoint (vLLM, Ollama, SGLang, DashScope, Gemini, ...).",
-)
-@click.option(
-    "--provider",
-    type=click.Choice(["openai", "anthropic"]),
-    default="openai",
-    show_default=True,
-)
-@click.option(
-    "--api-key-env",
-    default=None,
-    help="Environment variable holding the API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY).",
-)
-@click.option("--max-retries", type=click.IntRange(0, 50), default=5, show_default=True)
+@model_options(image_max_side=1344, model_help="Model name for framework agents (e.g. gpt-4o).")
 @click.option(
     "--backoff-cap",
     type=click.FloatRange(0, 600),
@@ -118,13 +91,6 @@ def main() -> None:
     help="Longest wait between retries, in seconds.",
 )
 @click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option(
-    "--image-max-side",
-    type=click.IntRange(0, 8192),
-    default=1344,
-    show_default=True,
-    help="Downscale screenshots to this longest side before sending (0: full size).",
-)
 @click.option(
     "--image-detail", type=click.Choice(["low", "high", "auto"]), default="high", show_default=True
 )
@@ -207,10 +173,7 @@ def run(
                 image_detail=image_detail,
                 cache_dir=cache_dir,
             )
-            try:  # fail now, not in every episode: a missing key or SDK is the user's to fix
-                build_provider(model_config)
-            except ProviderConfigError as exc:
-                fail(f"--model {model}: {exc}")
+            connect_model(model_config)
         width, height = _size(screen, "--screen")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
@@ -237,14 +200,7 @@ def run(
             fail(f"--out {out}: cannot create the run folder: {exc.strerror or exc}")
     total = len(cases) * len(config.agents)
     already = len(rundir.records())
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("episodes", total=total, completed=already)
         execute(rundir, config, cases, workers=workers, on_record=lambda r: progress.advance(task))
     records = rundir.records()

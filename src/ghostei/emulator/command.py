@@ -8,12 +8,10 @@ import threading
 from types import FrameType
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from ..cases import CaseError, select_cases
-
-out = Console()
+from ..console import out
 
 
 def _screen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:

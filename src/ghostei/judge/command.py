@@ -6,33 +6,19 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from ..providers import ProviderConfig, ProviderConfigError, build_provider
+from ..console import connect_model, err, fail, model_options, out, progress_bar
+from ..providers import ProviderConfig
 from ..rundir import EpisodeRecord, RunDir, RunDirError
 from .agreement import Agreement, Comparison, compare_judges
 from .base import LABELS
 from .llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
 from .store import JUDGES, Judgement, judged_records, load_judgements
-
-
-def _fail(message: str) -> NoReturn:
-    # Imported here: cli.py imports this module to register the command.
-    from ..cli import fail
-
-    fail(message)
-
-
-def _consoles() -> tuple[Console, Console]:
-    from ..cli import err, out
-
-    return out, err
 
 
 def _pct(value: float | None) -> str:
@@ -59,32 +45,13 @@ def _pct(value: float | None) -> str:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-@click.option("--model", default=None, help="The judge model (e.g. gpt-4o).")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the judge model.")
-@click.option(
-    "--provider",
-    type=click.Choice(["openai", "anthropic"]),
-    default="openai",
-    show_default=True,
-)
-@click.option(
-    "--api-key-env",
-    default=None,
-    help="Environment variable holding the API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY).",
-)
+@model_options(image_max_side=768, model_help="The judge model (e.g. gpt-4o).")
 @click.option(
     "--max-frames",
     type=click.IntRange(1, 256),
     default=8,
     show_default=True,
     help="Keyframes shown per episode: first, last, attack surfaces, then screen changes.",
-)
-@click.option(
-    "--image-max-side",
-    type=click.IntRange(0, 8192),
-    default=768,
-    show_default=True,
-    help="Downscale frames to this longest side (0: full size).",
 )
 @click.option("--all-frames", is_flag=True, help="Show every frame instead of keyframes.")
 @click.option(
@@ -93,13 +60,6 @@ def _pct(value: float | None) -> str:
     default=2,
     show_default=True,
     help="Ask again this many times after an unusable answer; then the verdict is judge_error.",
-)
-@click.option(
-    "--max-retries",
-    type=click.IntRange(0, 50),
-    default=5,
-    show_default=True,
-    help="Retries of a failed request (429, 5xx, timeouts) by the provider.",
 )
 @click.option(
     "--workers",
@@ -137,16 +97,16 @@ def judge(
         run.manifest()
         run.cases()
     except RunDirError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if compare is not None:
         _compare(run, compare, fmt)
         return
     if judge_name not in ("llm", "hybrid"):
         if judge_name == "rule":
-            _fail("--judge rule: rule verdicts are made by `ghostei run`; use llm or hybrid")
-        _fail(f"--judge {judge_name}: unknown judge; use llm or hybrid")
+            fail("--judge rule: rule verdicts are made by `ghostei run`; use llm or hybrid")
+        fail(f"--judge {judge_name}: unknown judge; use llm or hybrid")
     if not model:
-        _fail(f"--judge {judge_name} needs a judge model: give --model (and --base-url)")
+        fail(f"--judge {judge_name} needs a judge model: give --model (and --base-url)")
     config = ProviderConfig(
         provider=provider,
         model=model,
@@ -157,10 +117,7 @@ def judge(
         # The judge downscales frames itself; the provider must not do it again.
         image_max_side=image_max_side or None,
     )
-    try:
-        llm = build_provider(config)
-    except ProviderConfigError as exc:
-        _fail(f"--model {model}: {exc}")
+    llm = connect_model(config)
     options = JudgeOptions(
         max_frames=max_frames,
         image_max_side=image_max_side or None,
@@ -169,15 +126,7 @@ def judge(
     )
     scope: Scope = "undetermined" if judge_name == "hybrid" else "all"
     todo = pending_episodes(run, force=force, scope=scope)
-    out, err = _consoles()
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("judging", total=len(todo))
         done = judge_run(
             run,
@@ -237,13 +186,12 @@ def _summary(run: RunDir, judge_name: str, done: list[Judgement], out: Console) 
 def _compare(run: RunDir, names: tuple[str, str], fmt: str) -> None:
     for name in names:
         if name not in JUDGES:
-            _fail(f"--compare {name}: unknown judge; known: {', '.join(JUDGES)}")
+            fail(f"--compare {name}: unknown judge; known: {', '.join(JUDGES)}")
     first, second = names
     result = compare_judges(first, judged_records(run, first), second, judged_records(run, second))
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    out, _ = _consoles()
     _print_comparison(result, out)
 
 

@@ -1,0 +1,95 @@
+"""What every command shares: the consoles, user errors, progress bars, model options.
+
+Library code never prints; commands do, through these.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from .providers import Provider, ProviderConfig, ProviderConfigError, build_provider
+
+out = Console()
+err = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str) -> NoReturn:
+    """A user error: a clear message and exit code 2."""
+    # The message is data (file names, case text): never interpret it as rich markup.
+    err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
+    sys.exit(2)
+
+
+def progress_bar() -> Progress:
+    """A transient progress bar on stderr (stdout stays clean for tables and JSON)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
+    """The options that name a model and how to reach it (``run`` and ``judge``)."""
+    options = [
+        click.option("--model", default=None, help=model_help),
+        click.option(
+            "--base-url",
+            default=None,
+            help="OpenAI-compatible endpoint (vLLM, Ollama, SGLang, DashScope, Gemini, ...).",
+        ),
+        click.option(
+            "--provider",
+            type=click.Choice(["openai", "anthropic"]),
+            default="openai",
+            show_default=True,
+        ),
+        click.option(
+            "--api-key-env",
+            default=None,
+            help="Environment variable holding the API key "
+            "(default: OPENAI_API_KEY / ANTHROPIC_API_KEY).",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(0, 50),
+            default=5,
+            show_default=True,
+            help="Retries of a failed request (429, 5xx, timeouts).",
+        ),
+        click.option(
+            "--image-max-side",
+            type=click.IntRange(0, 8192),
+            default=image_max_side,
+            show_default=True,
+            help="Downscale images to this longest side before sending (0: full size).",
+        ),
+    ]
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def connect_model(config: ProviderConfig) -> Provider:
+    """The provider for ``config``, or a user error now (a missing key, SDK or model) rather
+    than one error per episode."""
+    try:
+        return build_provider(config)
+    except ProviderConfigError as exc:
+        fail(f"--model {config.model}: {exc}")
