@@ -555,7 +555,12 @@ def test_adb_emu_reaches_the_served_phone(served: ServedPhones, adb: AdbServer) 
     assert loaded.stdout == b"OK\r\n"
     case = next(c for c in builtin_cases() if c.id == 1)
     phone = served_phone.phone
-    assert phone.world.model_dump() == build_world(case.setup).model_dump()
+    # The case's world, with what its injection plants before the episode (its phishing page).
+    expected = build_world(case.setup)
+    assert phone.world.model_dump(exclude={"web"}) == expected.model_dump(exclude={"web"})
+    assert [p.url for p in phone.world.web] == [p.url for p in expected.web] + [
+        "https://booking-verify.support-center.help/case1"
+    ]
     assert len(phone.events) == 0 and phone.foreground is None and not phone.notifications
     # a snapshot saved now comes back after the world changes
     assert adb.adb("emu", "avd", "snapshot", "save", "mine", serial=serial).stdout == b"OK\r\n"

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .agents import AgentLoadError, resolve_agent
 from .agents.frameworks import MODEL_AGENTS
+from .android.command import phish_server as phish_server_command
 from .cases import Case, CaseError, builtin_cases, load_cases, select_cases
 from .cases.stats import case_stats
 from .cases.upstream import import_upstream, kind_of, write_cases
@@ -106,6 +107,23 @@ def main() -> None:
     default=None,
     help="Price table (JSON or TOML, USD per 1M tokens per model) to report cost.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["sim", "android"]),
+    default="sim",
+    show_default=True,
+    help="The built-in simulated phone, or an Android device or emulator through adb.",
+)
+@click.option(
+    "--serial", default=None, help="With --backend android: the device, e.g. emulator-5554."
+)
+@click.option(
+    "--adb-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="With --backend android: the adb server's port "
+    "(default: $ANDROID_ADB_SERVER_PORT or 5037).",
+)
 @click.option("--reflection", is_flag=True, help="Ablation: Mobile-Agent-v2's reflection agent.")
 @click.option("--thinking", is_flag=True, help="Ablation: ask the model to reason at length.")
 def run(
@@ -129,6 +147,9 @@ def run(
     image_detail: Literal["low", "high", "auto"],
     cache_dir: Path | None,
     prices: Path | None,
+    backend: Literal["sim", "android"],
+    serial: str | None,
+    adb_port: int | None,
     reflection: bool,
     thinking: bool,
 ) -> None:
@@ -158,6 +179,8 @@ def run(
             fail(f"--agent {needs_model[0]} needs a model: give --model (and --base-url)")
         if reflection and any(a in MODEL_AGENTS and a != "mobile-agent-v2" for a in agents):
             fail("--reflection: only mobile-agent-v2 has a reflection module")
+        if backend == "android":
+            _check_android(serial, adb_port)
         model_config = None
         if model:
             model_config = ProviderConfig(
@@ -189,6 +212,9 @@ def run(
             reflection=reflection,
             thinking=thinking,
             prices=str(prices.resolve()) if prices else None,
+            backend=backend,
+            serial=serial,
+            adb_port=adb_port,
         )
         out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
         rundir = RunDir(out)
@@ -213,6 +239,19 @@ def run(
             line = Text.assemble(("error", "red"), f" case {r.case} agent {r.agent}: {r.error}")
             err.print(line, highlight=False)
         sys.exit(1)
+
+
+def _check_android(serial: str | None, adb_port: int | None) -> None:
+    if not serial:
+        fail("--backend android needs --serial (see `adb devices`), e.g. emulator-5554")
+    try:
+        from .android import AdbError, check_device
+    except ImportError as exc:
+        fail(f"--backend android needs the android extra: pip install 'ghostei[android]' ({exc})")
+    try:
+        check_device(serial, adb_port=adb_port)
+    except AdbError as exc:
+        fail(f"--serial {serial}: {exc}")
 
 
 def _pct(value: float | None) -> str:
@@ -644,3 +683,4 @@ def cases_import_upstream(path: Path, out_dir: Path) -> None:
 
 main.add_command(judge_command)
 main.add_command(device_command)
+main.add_command(phish_server_command)

@@ -6,7 +6,7 @@ import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any
 
 from PIL import Image
 
@@ -95,20 +95,34 @@ class Observation:
     render: Callable[[], Image.Image] = field(repr=False)
     dump_xml: Callable[[], str] = field(repr=False)
 
-    @cached_property
+    # Computed on first use and kept. Not functools.cached_property: on Python 3.11 it holds
+    # one lock per property across *all* instances, so a render that waits on another
+    # thread's observation (a served phone answering adb in-process) would deadlock.
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
     def screenshot(self) -> Image.Image:
         """The frame as a PIL image (RGB)."""
-        return self.render()
+        if "screenshot" not in self._cache:
+            self._cache["screenshot"] = self.render()
+        image: Image.Image = self._cache["screenshot"]
+        return image
 
-    @cached_property
+    @property
     def png(self) -> bytes:
         """The frame as PNG bytes."""
-        return encode_png(self.screenshot)
+        if "png" not in self._cache:
+            self._cache["png"] = encode_png(self.screenshot)
+        data: bytes = self._cache["png"]
+        return data
 
-    @cached_property
+    @property
     def xml(self) -> str:
         """The uiautomator dump of the active window."""
-        return self.dump_xml()
+        if "xml" not in self._cache:
+            self._cache["xml"] = self.dump_xml()
+        text: str = self._cache["xml"]
+        return text
 
     def windows(self) -> list[str]:
         """Window names present, bottom to top."""

@@ -12,11 +12,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import __version__
 from .agents import AgentContext, build_agent
 from .cases.schema import Case
+from .device import Device
 from .injection import build_injection, injection_kind
 from .judge import RuleJudge
 from .judge.diagnosis import diagnose
@@ -25,6 +26,8 @@ from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provid
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
 from .world import build_world
+
+Backend = Literal["sim", "android"]
 
 
 @dataclass(frozen=True)
@@ -41,15 +44,22 @@ class RunConfig:
     reflection: bool = False
     thinking: bool = False
     prices: str | None = None  # a price table (JSON or TOML) that turns tokens into cost
+    backend: Backend = "sim"  # the simulated phone, or an Android device through adb
+    serial: str | None = None  # the Android device (``adb devices``), e.g. emulator-5554
+    adb_port: int | None = None  # the adb server's port (default: $ANDROID_ADB_SERVER_PORT, 5037)
 
     def to_json(self) -> dict[str, Any]:
+        device: dict[str, Any] = {}
+        if self.backend != "sim":
+            device = {"serial": self.serial, "adb_port": self.adb_port}
         return {
             "agents": list(self.agents),
             "seed": self.seed,
             "max_steps": self.max_steps,
             "screen": [self.width, self.height],
             "save_frames": self.save_frames,
-            "backend": "sim",
+            "backend": self.backend,
+            **device,
             "model": _model_json(self.model),
             "reflection": self.reflection,
             "thinking": self.thinking,
@@ -71,6 +81,9 @@ class RunConfig:
             reflection=bool(data.get("reflection", False)),
             thinking=bool(data.get("thinking", False)),
             prices=data.get("prices"),
+            backend=data.get("backend", "sim"),
+            serial=data.get("serial"),
+            adb_port=data.get("adb_port"),
         )
 
 
@@ -99,6 +112,24 @@ class Trajectory:
     xml: list[str] = field(default_factory=list)
 
 
+def make_device(config: RunConfig, case: Case) -> Device:
+    """The device an episode runs on: a fresh simulated phone, or the configured Android one."""
+    if config.backend == "sim":
+        return SimPhone(config.width, config.height)
+    if config.backend == "android":
+        if not config.serial:
+            raise ValueError("the android backend needs a device serial (--serial)")
+        from .android import AndroidDevice, shared_phish_server  # needs the android extra
+
+        return AndroidDevice(
+            config.serial,
+            adb_port=config.adb_port,
+            case_id=case.id,
+            phish_server=shared_phish_server(),
+        )
+    raise ValueError(f"unknown backend {config.backend!r} (sim or android)")
+
+
 def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None) -> EpisodeRecord:
     """Run one episode and write its trajectory under ``out`` (if given).
 
@@ -106,7 +137,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     never scored, and the run goes on.
     """
     started = time.perf_counter()
-    device = SimPhone(config.width, config.height)
+    device = make_device(config, case)
     injection = build_injection(case)
     trajectory = Trajectory()
     usage: dict[str, int] = {}
@@ -170,6 +201,9 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     rel = ""
     if out is not None:
         rel = _write_trajectory(out, case, agent_name, device, trajectory, verdict, error)
+    close = getattr(device, "close", None)  # an Android device hangs up its console
+    if close is not None:
+        close()
     return EpisodeRecord(
         case=case.id,
         agent=agent_name,
@@ -198,7 +232,7 @@ def _write_trajectory(
     out: Path,
     case: Case,
     agent: str,
-    device: SimPhone,
+    device: Device,
     trajectory: Trajectory,
     verdict: Any,
     error: str | None,
@@ -275,6 +309,8 @@ def execute(
         if on_record is not None:
             on_record(r)
 
+    if config.backend != "sim":
+        workers = 1  # one Android device runs one episode at a time
     if workers <= 1 or len(todo) <= 1:
         for case, agent in todo:
             record(run_episode(case, agent, config, run.path))

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..cases import Case, builtin_cases
+from ..injection import build_injection
 from ..sim.phone import SimPhone
 from ..world import build_world
 from .adbd import AdbDaemon
@@ -160,10 +161,18 @@ def _clock(seconds: float) -> str:
 
 
 def case_snapshots(cases: Sequence[Case]) -> list[tuple[str, str]]:
-    """``ghostei-base`` and one ``ghostei-case-<id>`` per case, each a world as JSON."""
+    """``ghostei-base`` and one ``ghostei-case-<id>`` per case, each a world as JSON.
+
+    A case's snapshot holds what its injection plants before the episode too (a static
+    seed, the phishing pages its browser can show): the AVD snapshot a user prepares per case
+    has the same.
+    """
     snapshots = [(BASE_SNAPSHOT, build_world(None).model_dump_json())]
+    phone = SimPhone()
     for case in cases:
-        snapshots.append((case_snapshot_name(case.id), build_world(case.setup).model_dump_json()))
+        phone.reset(case.setup)
+        build_injection(case).install(phone)
+        snapshots.append((case_snapshot_name(case.id), phone.world.model_dump_json()))
     return snapshots
 
 

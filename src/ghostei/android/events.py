@@ -1,0 +1,194 @@
+"""Reading the semantic events of an Android device.
+
+Three sources, merged into the episode's event log after every step:
+
+- logcat lines of the ``GhostEI`` tag. Our helper app prints one for each overlay it shows and
+  each answer to it; the served (simulated) phone prints every event of its log the same way.
+  A line is ``MM-DD HH:MM:SS.mmm  PID  TID I GhostEI : {"kind":…, "package":…, "data":{…}}``
+  (``-v threadtime``; the JSON may carry a ``seq``). ``logcat -d`` prints the whole buffer each
+  time, so lines already read are skipped.
+- the loopback phishing server's submissions (see :mod:`.phish`).
+- new rows of ``content query --uri content://sms/sent``: an SMS the agent sent through any
+  messaging app. A row already reported as an ``sms_sent`` logcat event is not added again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import EVENT_KINDS
+from ..world import same_number
+from .apps import MESSAGES_PACKAGE
+
+LOGCAT_TAG = "GhostEI"
+# threadtime: "05-12 09:41:03.000  1234  1234 I GhostEI : {...}"
+_THREADTIME = re.compile(
+    r"^(?P<stamp>\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\s+\d+\s+\d+\s+[VDIWEF]\s+"
+    + LOGCAT_TAG
+    + r"\s*: (?P<msg>.*)$"
+)
+# brief (logcat's default without -v): "I/GhostEI( 1234): {...}"
+_BRIEF = re.compile(r"^[VDIWEF]/" + LOGCAT_TAG + r"\s*\(\s*\d+\): (?P<msg>.*)$")
+# The columns of Android's SMS provider, so a body holding ", x=" is not split there.
+SMS_COLUMNS = frozenset(
+    (
+        *("_id", "thread_id", "address", "person", "date", "date_sent", "protocol", "read"),
+        *("status", "type", "reply_path_present", "subject", "body", "service_center"),
+        *("locked", "sub_id", "error_code", "creator", "seen"),
+    )
+)
+
+
+@dataclass(frozen=True)
+class DeviceEvent:
+    """An event read from the device, before it joins the episode's log."""
+
+    kind: str
+    package: str
+    data: dict[str, Any] = field(default_factory=dict)
+    stamp: str = ""  # logcat's "MM-DD HH:MM:SS.mmm", empty for other sources
+
+
+def parse_logcat(text: str) -> list[tuple[str, DeviceEvent]]:
+    """``(line, event)`` for every GhostEI line that holds a known event; others are skipped."""
+    found: list[tuple[str, DeviceEvent]] = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        m = _THREADTIME.match(line)
+        stamp = m.group("stamp") if m else ""
+        msg = m.group("msg") if m else None
+        if msg is None:
+            b = _BRIEF.match(line)
+            msg = b.group("msg") if b else None
+        if msg is None:
+            continue
+        event = _event_of(msg, stamp)
+        if event is not None:
+            found.append((line, event))
+    return found
+
+
+def _event_of(msg: str, stamp: str) -> DeviceEvent | None:
+    try:
+        doc = json.loads(msg)
+    except json.JSONDecodeError:
+        return None  # a line cut short by logcat's length limit, or another writer's text
+    if not isinstance(doc, dict) or doc.get("kind") not in EVENT_KINDS:
+        return None
+    data = doc.get("data", {})
+    return DeviceEvent(
+        kind=str(doc["kind"]),
+        package=str(doc.get("package", "")),
+        data=dict(data) if isinstance(data, dict) else {},
+        stamp=stamp,
+    )
+
+
+def parse_rows(text: str, columns: Iterable[str] | None = None) -> list[dict[str, str]]:
+    """The rows ``content query`` prints: ``Row: 0 _id=1, address=…, body=…``.
+
+    Android joins ``key=value`` pairs with ``", "`` without quoting, so a value may itself hold
+    ``", x="``; with ``columns`` given, only known column names start a new pair.
+    """
+    known = frozenset(columns) if columns is not None else None
+    texts: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        m = re.match(r"^Row: \d+ (.*)$", line)
+        if m is not None:
+            texts.append(m.group(1))
+        elif texts:
+            texts[-1] += "\n" + line  # a value with a line break (an SMS body)
+    return [_row(t, known) for t in texts]
+
+
+def _row(text: str, known: frozenset[str] | None) -> dict[str, str]:
+    row: dict[str, str] = {}
+    last = ""
+    for part in re.split(r", (?=[A-Za-z_][A-Za-z0-9_]*=)", text):
+        key, sep, value = part.partition("=")
+        if sep and (known is None or key in known):
+            row[key] = value
+            last = key
+        elif last:
+            row[last] += ", " + part
+    return row
+
+
+def null(value: str | None) -> str:
+    """``content query`` prints a missing value as ``NULL``."""
+    return "" if value is None or value == "NULL" else value
+
+
+class EventReader:
+    """Turns successive device outputs into the events not seen before, without duplicates."""
+
+    def __init__(self) -> None:
+        self._seen_lines: set[str] = set()
+        self._seen_sent: set[str] = set()
+        # sms_sent events from logcat not yet matched to a row of the provider.
+        self._reported_sent: list[tuple[str, str]] = []
+
+    def baseline(self, logcat_text: str, sent_text: str) -> None:
+        """What the device shows at the start of an episode is not news."""
+        self._seen_lines = {line for line, _ in parse_logcat(logcat_text)}
+        self._seen_sent = {r.get("_id", "") for r in parse_rows(sent_text, SMS_COLUMNS)}
+        self._reported_sent = []
+
+    def read(
+        self, logcat_text: str, sent_text: str | None, extra: Iterable[DeviceEvent] = ()
+    ) -> list[DeviceEvent]:
+        """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS."""
+        new: list[DeviceEvent] = []
+        for line, event in parse_logcat(logcat_text):
+            if line in self._seen_lines:
+                continue
+            self._seen_lines.add(line)
+            new.append(event)
+            if event.kind == "sms_sent":
+                to = str(event.data.get("to", event.data.get("address", "")))
+                self._reported_sent.append((to, str(event.data.get("body", ""))))
+        new.extend(extra)
+        if sent_text is not None:
+            new.extend(self._sent_rows(sent_text))
+        return new
+
+    def _sent_rows(self, sent_text: str) -> list[DeviceEvent]:
+        rows = parse_rows(sent_text, SMS_COLUMNS)
+        # The provider lists newest first; events go in the order the messages were sent.
+        rows.sort(key=lambda r: (_int(r.get("date")), _int(r.get("_id"))))
+        events: list[DeviceEvent] = []
+        for row in rows:
+            row_id = row.get("_id", "")
+            if row_id in self._seen_sent:
+                continue
+            self._seen_sent.add(row_id)
+            address, body = null(row.get("address")), null(row.get("body"))
+            if self._already_reported(address, body):
+                continue
+            events.append(
+                DeviceEvent(
+                    "sms_sent",
+                    MESSAGES_PACKAGE,
+                    {"to": address, "body": body, "source": "sms_provider"},
+                )
+            )
+        return events
+
+    def _already_reported(self, address: str, body: str) -> bool:
+        for i, (to, text) in enumerate(self._reported_sent):
+            if text == body and same_number(to, address):
+                del self._reported_sent[i]
+                return True
+        return False
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
