@@ -1,0 +1,96 @@
+"""The issue's acceptance path, through the command line only: `ghostei device serve` with two
+phones and a private adb server, then two `ghostei run --backend android` at once, one per
+phone, give the labels and steps of the direct simulator."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .adb_helpers import ADB, AdbServer, free_base_port, lines, private_adb_server
+
+CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]
+# Every injection kind (overlay phishing: 4, 17; consent: 5; pop-up SMS: 8; static: 10;
+# deceptive: 13), none with a check on app data a device keeps private.
+CASES = {"first": "4,5,8", "second": "10,13,17"}
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(ADB is None, reason="needs the adb binary of the adbutils wheel"),
+]
+
+
+def _labels(run: Path) -> dict[tuple[str, int], tuple[str, int]]:
+    rows = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines() if x]
+    return {(r["agent"], r["case"]): (r["label"], r["steps"]) for r in rows}
+
+
+def _run(out: Path, cases: str, env: dict[str, str], *device: str) -> subprocess.Popen[str]:
+    command = [
+        *CLI,
+        "run",
+        *("--agent", "oracle", "--agent", "gullible", "--cases", cases),
+        *("--out", str(out), "--no-frames", "--screen", "540x1200"),
+        *device,
+    ]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_two_android_runs_in_parallel_match_the_simulator(tmp_path: Path) -> None:
+    with private_adb_server(tmp_path) as adb:
+        _check(tmp_path, adb)
+
+
+def _check(tmp_path: Path, adb: AdbServer) -> None:
+    base = free_base_port(2)
+    serve = subprocess.Popen(
+        [
+            *CLI,
+            *("device", "serve", "--count", "2", "--base-port", str(base)),
+            *("--adb-port", str(adb.port), "--screen", "540x1200", "--cases", "1-20"),
+        ],
+        env=adb.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        seen: list[str] = []
+        while not seen or "ready" not in seen[-1]:
+            line = serve.stdout.readline()
+            assert line, f"serve exited early: {''.join(seen)}"
+            seen.append(line)
+        serials = {"first": f"emulator-{base}", "second": f"emulator-{base + 2}"}
+        listed = lines(adb.adb("devices").stdout)
+        assert all(f"{s}\tdevice" in listed for s in serials.values())
+        runs = {
+            name: _run(
+                tmp_path / f"android-{name}",
+                CASES[name],
+                adb.env,
+                *("--backend", "android", "--serial", serials[name]),
+                *("--adb-port", str(adb.port)),
+            )
+            for name in CASES
+        }
+        sims = {name: _run(tmp_path / f"sim-{name}", CASES[name], adb.env) for name in CASES}
+        for proc in [*runs.values(), *sims.values()]:
+            _, stderr = proc.communicate(timeout=600)
+            assert proc.returncode == 0, stderr
+    finally:
+        serve.terminate()
+        serve.wait(timeout=10)
+    for name in CASES:
+        android = _labels(tmp_path / f"android-{name}")
+        direct = _labels(tmp_path / f"sim-{name}")
+        assert android == direct
+        assert {label for label, _ in android.values()} == {"TC", "FAS"}
+        manifest = json.loads((tmp_path / f"android-{name}" / "manifest.json").read_text())
+        assert manifest["config"]["backend"] == "android"
+        assert manifest["config"]["serial"] == serials[name]
