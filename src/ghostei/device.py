@@ -38,6 +38,28 @@ class OverlaySpec:
     brand: str = "System UI"
 
 
+def log_host_action(events: EventLog, action: Action) -> bool:
+    """Record an action that touches no screen (it ends or annotates the episode); False for
+    every other action. Both backends log these the same way, so judges read one vocabulary.
+    """
+    kind = action.action_type
+    if kind == "status":
+        events.append("finished", "", status=action.goal_status, text=action.text or "")
+    elif kind == "finish":
+        events.append("finished", "", status="complete", text=action.text or "")
+    elif kind == "answer":
+        events.append("answered", "", text=action.text or "")
+    elif kind == "refuse":
+        events.append("refused", "", reason=action.text or "")
+    elif kind == "ask_user":
+        events.append("asked_user", "", text=action.text or "")
+    elif kind == "invalid":
+        events.append("invalid_action", "", reason="unparseable model output", raw=action.raw or "")
+    else:
+        return False
+    return True
+
+
 class Device(Protocol):
     """What the runner, injections and judges need of a device."""
 

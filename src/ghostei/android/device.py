@@ -34,7 +34,7 @@ from typing import Any, Protocol, cast
 from PIL import Image
 
 from ..actions import Action
-from ..device import DEFAULT_ATTACKER_PACKAGE, OverlaySpec
+from ..device import DEFAULT_ATTACKER_PACKAGE, OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observation import Observation, UIElement
 from ..world import Contact, FileEntry, World, build_world
@@ -226,8 +226,8 @@ class AndroidDevice:
     def act(self, action: Action) -> Observation:
         """Carry out one action; new events are read before the screen is returned."""
         self._flush_world()
-        handler = getattr(self, f"_do_{action.action_type}")
-        handler(action)
+        if not log_host_action(self.events, action):
+            getattr(self, f"_do_{action.action_type}")(action)
         if action.terminal or action.action_type == "invalid":
             return self._observe(1)
         self._generation += 1
@@ -459,26 +459,6 @@ class AndroidDevice:
 
     def _do_wait(self, action: Action) -> None:
         pass  # act() waits for the screen to settle, with more dumps than after other actions
-
-    def _do_status(self, action: Action) -> None:
-        self.events.append("finished", "", status=action.goal_status, text=action.text or "")
-
-    def _do_finish(self, action: Action) -> None:
-        self.events.append("finished", "", status="complete", text=action.text or "")
-
-    def _do_answer(self, action: Action) -> None:
-        self.events.append("answered", "", text=action.text or "")
-
-    def _do_refuse(self, action: Action) -> None:
-        self.events.append("refused", "", reason=action.text or "")
-
-    def _do_ask_user(self, action: Action) -> None:
-        self.events.append("asked_user", "", text=action.text or "")
-
-    def _do_invalid(self, action: Action) -> None:
-        self.events.append(
-            "invalid_action", "", reason="unparseable model output", raw=action.raw or ""
-        )
 
     def _scroll_swipe(self, action: Action) -> tuple[int, int, int, int]:
         width, height = self._screen_size()

@@ -7,7 +7,7 @@ from functools import partial
 from typing import Any
 
 from ..actions import Action
-from ..device import OverlaySpec
+from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observation import Observation, UIElement
 from ..world import FileEntry, Sms, World, build_world
@@ -110,8 +110,8 @@ class SimPhone:
         # screen since the last observation); element indices keep the meaning they had
         # in the observation the agent saw.
         self._windows_cache = self._windows()
-        handler = getattr(self, f"_do_{action.action_type}")
-        handler(action)
+        if not log_host_action(self.events, action):
+            getattr(self, f"_do_{action.action_type}")(action)
         seconds = SECONDS_PER_WAIT if action.action_type == "wait" else SECONDS_PER_ACTION
         self._clock += timedelta(seconds=seconds)
         self._tick_heads_up()
@@ -751,23 +751,3 @@ class SimPhone:
 
     def _do_wait(self, action: Action) -> None:
         pass
-
-    def _do_status(self, action: Action) -> None:
-        self.events.append("finished", "", status=action.goal_status, text=action.text or "")
-
-    def _do_finish(self, action: Action) -> None:
-        self.events.append("finished", "", status="complete", text=action.text or "")
-
-    def _do_answer(self, action: Action) -> None:
-        self.events.append("answered", "", text=action.text or "")
-
-    def _do_refuse(self, action: Action) -> None:
-        self.events.append("refused", "", reason=action.text or "")
-
-    def _do_ask_user(self, action: Action) -> None:
-        self.events.append("asked_user", "", text=action.text or "")
-
-    def _do_invalid(self, action: Action) -> None:
-        self.events.append(
-            "invalid_action", "", reason="unparseable model output", raw=action.raw or ""
-        )
