@@ -1,0 +1,177 @@
+"""The ``cases`` commands: list, show, validate, count and import cases."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from ..console import fail, out
+from . import Case, CaseError, builtin_cases, load_cases, select_cases
+from .stats import case_stats
+from .upstream import import_upstream, kind_of, write_cases
+
+
+@click.group()
+def cases() -> None:
+    """List, show, validate, count and import cases."""
+
+
+_ID_SPEC = re.compile(r"[\d\s,-]+")
+
+
+def select_or_fail(spec: str | None) -> list[Case]:
+    """Cases by ``--cases``: ids of the built-in set, a path, or ``PATH:IDS`` (ids of a path)."""
+    path, sep, ids = (spec or "").rpartition(":")
+    try:
+        if sep and path and Path(path).exists() and _ID_SPEC.fullmatch(ids):
+            return select_cases(ids, load_cases(path))
+        return select_cases(spec)
+    except CaseError as exc:
+        fail(str(exc))
+
+
+def _builtin() -> list[Any]:
+    try:
+        return builtin_cases()
+    except CaseError as exc:
+        fail(f"built-in cases are broken: {exc}")
+
+
+@cases.command("list")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--cases", "source", default=None, help="A path to case files instead of the built-in ones."
+)
+def cases_list(fmt: str, source: str | None) -> None:
+    """List cases."""
+    try:
+        items = load_cases(source) if source else _builtin()
+    except CaseError as exc:
+        fail(str(exc))
+    rows = [
+        {
+            "id": c.id,
+            "case": c.case,
+            "case_type": c.case_type,
+            "use_dynamic": c.use_dynamic,
+            "app": c.app,
+            "app_domain": c.app_domain,
+            "risks": c.risks,
+        }
+        for c in items
+    ]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{len(items)} cases")
+    for col in ("id", "case", "type", "apps", "risks"):
+        table.add_column(col)
+    for c in items:
+        kind = f"{c.case_type} / {c.use_dynamic}"
+        # Case texts are data (imported ones too): never let rich read them as markup.
+        cells = (c.case, kind, ", ".join(c.app), ", ".join(c.risks))
+        table.add_row(str(c.id), *(Text(cell) for cell in cells))
+    out.print(table)
+
+
+@cases.command("show")
+@click.argument("case_id", type=int)
+@click.option(
+    "--cases", "source", default=None, help="A path to case files instead of the built-in ones."
+)
+def cases_show(case_id: int, source: str | None) -> None:
+    """Print one case as JSON."""
+    try:
+        items = load_cases(source) if source else _builtin()
+    except CaseError as exc:
+        fail(str(exc))
+    found = next((c for c in items if c.id == case_id), None)
+    if found is None:
+        fail(f"no case with id {case_id}")
+    click.echo(found.model_dump_json(indent=2, exclude_defaults=False))
+
+
+@cases.command("validate")
+@click.argument("path", type=click.Path(path_type=Path))
+def cases_validate(path: Path) -> None:
+    """Check case files; exit 2 naming the file, case id and field of the first problem."""
+    try:
+        items = load_cases(path)
+    except CaseError as exc:
+        fail(str(exc))
+    out.print(f"{len(items)} valid case(s) in {path}", highlight=False, markup=False)
+
+
+@cases.command("stats")
+@click.option(
+    "--cases",
+    "spec",
+    default=None,
+    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+def cases_stats(spec: str | None, fmt: str) -> None:
+    """Count cases by type, attack vector, risk domain, app domain and app."""
+    stats = case_stats(select_or_fail(spec))
+    if fmt == "json":
+        click.echo(json.dumps(stats, indent=2))
+        return
+    table = Table(title=f"{stats['total']} cases")
+    table.add_column("category")
+    table.add_column("value")
+    table.add_column("cases", justify="right")
+    titles = {
+        "case_type": "case type",
+        "use_dynamic": "attack vector",
+        "overlay_page": "overlay opens a page",
+        "risk": "risk domain",
+        "app_domain": "app domain",
+        "app": "app",
+    }
+    for key, title in titles.items():
+        for i, (name, count) in enumerate(stats[key].items()):
+            table.add_row(title if i == 0 else "", Text(name), str(count))
+        table.add_section()
+    out.print(table)
+    out.print(
+        "Risk domains and apps are multi-label: a case counts once for each.", highlight=False
+    )
+
+
+@cases.command("import-upstream")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="A new folder for the converted case files.",
+)
+def cases_import_upstream(path: Path, out_dir: Path) -> None:
+    """Convert the upstream GhostEI.jsonl into case files, one JSON file per case.
+
+    Exit 2 naming the file, the row (line and case id) and the field of the first bad row;
+    nothing is written unless every row converts.
+    """
+    try:
+        items = import_upstream(path)
+        write_cases(items, out_dir, path)
+    except CaseError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"--out {out_dir}: cannot write the case files: {exc.strerror or exc}")
+    kinds = Counter(kind_of(item.data) for item in items)
+    summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    message = f"{len(items)} cases imported into {out_dir}: {summary}"
+    out.print(message, highlight=False, markup=False)

@@ -1,0 +1,208 @@
+"""The ``report`` and ``compare`` commands: a run's numbers, and runs side by side."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console, RenderableType
+
+from ..console import err, fail, out
+from ..judge.store import JUDGES, judged_records, judgement_path
+from ..metrics import BREAKDOWNS
+from ..rundir import RunDir, RunDirError
+from .compare import (
+    compare_csv,
+    compare_json,
+    compare_markdown,
+    compare_tables,
+    leaderboard,
+    load_run,
+    paired_rows,
+)
+from .tables import build_report, report_csv, report_json, report_markdown, report_tables
+
+REPORT_FORMATS = ("table", "md", "json", "csv", "html")
+
+
+def _load_run(run_dir: Path) -> tuple[RunDir, dict[str, Any]]:
+    rundir = RunDir(run_dir)
+    try:
+        return rundir, rundir.manifest()
+    except RunDirError as exc:
+        fail(str(exc))
+
+
+def _by(value: str) -> tuple[str, ...]:
+    """``--by``: breakdown names separated by commas, or ``none``."""
+    if value.strip().lower() == "none":
+        return ()
+    names = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    unknown = [v for v in names if v not in BREAKDOWNS]
+    if unknown:
+        fail(f"--by: unknown breakdown {unknown[0]!r}; choose from {', '.join(BREAKDOWNS)}")
+    return names
+
+
+def _require_llm_verdicts(rundir: RunDir, judge: str) -> None:
+    """Without stored LLM verdicts every episode would be undetermined: say what to run."""
+    if judge == "llm" and not judgement_path(rundir, "llm").exists():
+        fail(
+            f"{rundir.path} has no LLM verdicts yet: run "
+            f"`ghostei judge {rundir.path} --judge llm --model M` first"
+        )
+
+
+def _write_output(path: Path, text: str) -> None:
+    """Write a report atomically: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        fail(f"--output {path}: cannot write: {exc.strerror or exc}")
+    err.print(f"wrote {path}", highlight=False, markup=False)
+
+
+def _emit(renderables: list[RenderableType], output: Path | None) -> None:
+    """Rich tables on a terminal; plain text 140 columns wide to a file or a pipe."""
+    if output is None and out.is_terminal:
+        for item in renderables:
+            out.print(item)
+        return
+    console = Console(file=io.StringIO(), width=140, color_system=None, record=True)
+    for item in renderables:
+        console.print(item)
+    _text(console.export_text(), output)
+
+
+def _text(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        _write_output(output, text)
+
+
+JUDGE_OPTION = click.option(
+    "--judge",
+    type=click.Choice(JUDGES),
+    default="rule",
+    show_default=True,
+    help="Whose labels: the rule judge, the stored LLM judge, or rules with the LLM filling gaps.",
+)
+OUTPUT_OPTION = click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the report to this file (atomically) instead of stdout.",
+)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@JUDGE_OPTION
+@click.option(
+    "--format", "fmt", type=click.Choice(REPORT_FORMATS), default="table", show_default=True
+)
+@OUTPUT_OPTION
+@click.option(
+    "--by",
+    "by_spec",
+    default=",".join(BREAKDOWNS),
+    show_default=True,
+    help="Breakdowns (table, md, json, csv), comma-separated, or 'none'; risk and app are "
+    "multi-label.",
+)
+def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: str) -> None:
+    """Summarize a run folder: rates with 95% bootstrap intervals, and breakdowns.
+
+    table and md are for reading, json for programs (per agent "ci", per episode the judge's
+    labels), csv has one row per agent (group_by and group "all") and one per breakdown group
+    and agent. html is one self-contained file with a trajectory viewer; without --output it
+    is written to RUN_DIR/report.html (report-<judge>.html for the llm and hybrid judges).
+    """
+    rundir, manifest = _load_run(run_dir)
+    by = _by(by_spec)
+    _require_llm_verdicts(rundir, judge)
+    records = judged_records(rundir, judge)
+    if fmt == "html":
+        from .html import render_html  # the heavy HTML renderer only when asked for
+
+        name = "report.html" if judge == "rule" else f"report-{judge}.html"
+        _write_output(
+            output or rundir.path / name, render_html(rundir, judge=judge, records=records)
+        )
+        return
+    try:
+        cases = {c.id: c for c in rundir.cases()} if by else None
+        built = build_report(
+            records,
+            cases,
+            judge=judge,
+            agent_order=list(manifest.get("config", {}).get("agents", [])),
+            by=by,
+            title=rundir.path.name,
+        )
+    except (RunDirError, ValueError) as exc:
+        fail(f"{run_dir}: {exc}")
+    if fmt == "json":
+        _text(json.dumps(report_json(built), indent=2, ensure_ascii=False) + "\n", output)
+    elif fmt == "md":
+        _text(report_markdown(built), output)
+    elif fmt == "csv":
+        _text(report_csv(built), output)
+    else:
+        _emit(report_tables(built), output)
+
+
+@click.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@JUDGE_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "json", "csv"]),
+    default="table",
+    show_default=True,
+)
+@OUTPUT_OPTION
+@click.option(
+    "--paired",
+    is_flag=True,
+    help="With two runs of the same cases: per agent and rate, B − A over the shared episodes.",
+)
+def compare(
+    run_dirs: tuple[Path, ...], judge: str, fmt: str, output: Path | None, paired: bool
+) -> None:
+    """A leaderboard across runs: run, agent, model, N, TC and VR with 95% intervals.
+
+    Sorted by VR, least vulnerable first. --paired (exactly two runs, A then B) adds the
+    paired difference of each rate with its paired-bootstrap interval; with --format csv it
+    prints the paired rows instead of the leaderboard.
+    """
+    if paired and len(run_dirs) != 2:
+        fail(f"--paired compares exactly two runs, not {len(run_dirs)}")
+    names = [p.name or str(p) for p in run_dirs]
+    # Two folders of the same name (a/run, b/run) are told apart by their paths.
+    names = [str(p) if names.count(n) > 1 else n for p, n in zip(run_dirs, names, strict=True)]
+    runs = []
+    for path, name in zip(run_dirs, names, strict=True):
+        rundir, _ = _load_run(path)  # exit 2 naming a folder that is not a run
+        _require_llm_verdicts(rundir, judge)
+        runs.append(load_run(path, judge, name))
+    rows = leaderboard(runs)
+    pairs = paired_rows(runs[0], runs[1]) if paired else None
+    if fmt == "json":
+        data = compare_json(judge, runs, rows, pairs)
+        _text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", output)
+    elif fmt == "md":
+        _text(compare_markdown(runs, rows, pairs, judge), output)
+    elif fmt == "csv":
+        _text(compare_csv(rows, pairs), output)
+    else:
+        _emit(compare_tables(runs, rows, pairs, judge), output)
