@@ -244,3 +244,13 @@ def test_an_installed_package_can_register_an_agent_by_entry_point(
     result = cli("run", "--agent", "polite", "--cases", "1", "--out", str(tmp_path / "run"),
                  "--workers", "1", "--no-frames")  # fmt: skip
     assert result.exit_code == 0, result.output
+
+
+def test_a_bad_price_table_is_refused_before_any_episode(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"gpt-4o": {"prompt": "cheap"}}', encoding="utf-8")
+    result = cli("run", "--agent", "oracle", "--cases", "1", "--prices", str(prices),
+                 "--out", str(tmp_path / "run"))  # fmt: skip
+    assert result.exit_code == 2
+    assert "--prices" in result.output and "prices.json" in result.output
+    assert not (tmp_path / "run").exists()

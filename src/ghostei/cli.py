@@ -24,7 +24,7 @@ from .emulator.command import device as device_command
 from .judge.command import judge as judge_command
 from .metrics import AgentMetrics, by_agent
 from .parsing import PARSERS, Screen, parse_action
-from .providers import ProviderConfig
+from .providers import PriceTable, ProviderConfig
 from .report.command import compare as compare_command
 from .report.command import report as report_command
 from .rundir import EpisodeRecord, RunDir, RunDirError
@@ -168,6 +168,11 @@ def run(
             fail("--reflection: only mobile-agent-v2 has a reflection module")
         if backend == "android":
             _check_android(serial, adb_port)
+        if prices is not None:
+            try:  # a bad table is the user's to fix, before any episode runs
+                PriceTable.load(prices)
+            except ValueError as exc:
+                fail(f"--prices: {exc}")
         model_config = None
         if model:
             model_config = ProviderConfig(

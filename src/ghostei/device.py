@@ -80,6 +80,9 @@ class Device(Protocol):
     def begin_step(self, step: int) -> None:
         """Events from now on belong to agent step ``step``."""
 
+    def close(self) -> None:
+        """Release what the device holds for an episode (a console connection, ...)."""
+
     # --- injection surfaces ---------------------------------------------------------------
     def show_overlay(self, spec: OverlaySpec) -> None:
         """Draw a system-alert overlay over whatever is on screen."""

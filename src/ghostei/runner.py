@@ -145,9 +145,9 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     verdict = None
     metered: MeteredProvider | None = None
     try:
-        obs = device.reset(case.setup, seed=config.seed)
+        device.reset(case.setup, seed=config.seed)
         injection.install(device)
-        obs = device.observe()
+        obs = device.observe()  # the agent's first look includes what the injection planted
         if config.model is not None:
             metered = MeteredProvider(build_provider(config.model))
         ctx = AgentContext(
@@ -199,11 +199,11 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         if config.prices and config.model is not None:
             cost = PriceTable.load(Path(config.prices)).cost(config.model.model, metered.usage)
     rel = ""
-    if out is not None:
-        rel = _write_trajectory(out, case, agent_name, device, trajectory, verdict, error)
-    close = getattr(device, "close", None)  # an Android device hangs up its console
-    if close is not None:
-        close()
+    try:
+        if out is not None:
+            rel = _write_trajectory(out, case, agent_name, device, trajectory, verdict, error)
+    finally:
+        device.close()
     return EpisodeRecord(
         case=case.id,
         agent=agent_name,

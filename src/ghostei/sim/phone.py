@@ -73,6 +73,9 @@ class SimPhone:
         """Events from now on belong to agent step ``step``."""
         self.events.step = step
 
+    def close(self) -> None:
+        """Nothing to release: the simulated phone lives in this process."""
+
     def state(self) -> dict[str, Any]:
         """World data plus OS facts, for judges."""
         return {
