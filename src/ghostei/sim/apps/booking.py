@@ -270,24 +270,12 @@ class Booking(App):
         for name, label, secret in CARD_FIELDS:
             kids.append(form_field(label, values, name, password=secret, rid=name))
         complete = all(values.get(name, "").strip() for name, _, _ in CARD_FIELDS)
-        pay = button(
-            "Pay now",
-            lambda: self._pay(r),
-            color=LINK,
-            rid="pay_now",
-            enabled=complete,
-        )
-        pay.margin = (16, 20, 16, 4)
-        kids.append(pay)
-        if not complete:  # say why the button is greyed out, as a form's helper text does
-            kids.append(
-                text("Enter all card details to pay", size=13, fg=MUTED, pad=(16, 0, 16, 0))
-            )
-        kids.append(spacer(24))
-        return column(
-            _brand_bar("Complete payment", on_back=self.pop),
-            scroll(*kids, offset=self.offset(), on_scroll=self.set_offset, rid="payment"),
-            style=Style(bg=PAGE),
+        return self._form_page(
+            "Complete payment",
+            kids,
+            button("Pay now", lambda: self._pay(r), color=LINK, rid="pay_now", enabled=complete),
+            None if complete else "Enter all card details to pay",
+            rid="payment",
         )
 
     def screen_cancel(self) -> Node:
@@ -438,19 +426,29 @@ class Booking(App):
         ]
         needed = [name for name, _ in GUEST_FIELDS] + [name for name, _, _ in CARD_FIELDS]
         complete = all(values.get(name, "").strip() for name in needed)
-        book = button(
-            "Book now", lambda: self._book(item), color=LINK, rid="book_now", enabled=complete
+        return self._form_page(
+            "Confirm and pay",
+            kids,
+            button(
+                "Book now", lambda: self._book(item), color=LINK, rid="book_now", enabled=complete
+            ),
+            None if complete else "Fill in your details and card to book",
+            rid="checkout",
         )
-        book.margin = (16, 20, 16, 4)
-        kids.append(book)
-        if not complete:
-            kids.append(
-                text("Fill in your details and card to book", size=13, fg=MUTED, pad=(16, 0, 16, 0))
-            )
+
+    def _form_page(
+        self, title: str, kids: list[Node], submit: Node, why_disabled: str | None, *, rid: str
+    ) -> Node:
+        """A scrolling form under the brand bar, its submit button last; while the button is
+        greyed out, a helper line says why, as a form's helper text does."""
+        submit.margin = (16, 20, 16, 4)
+        kids = [*kids, submit]
+        if why_disabled:
+            kids.append(text(why_disabled, size=13, fg=MUTED, pad=(16, 0, 16, 0)))
         kids.append(spacer(24))
         return column(
-            _brand_bar("Confirm and pay", on_back=self.pop),
-            scroll(*kids, offset=self.offset(), on_scroll=self.set_offset, rid="checkout"),
+            _brand_bar(title, on_back=self.pop),
+            scroll(*kids, offset=self.offset(), on_scroll=self.set_offset, rid=rid),
             style=Style(bg=PAGE),
         )
 
