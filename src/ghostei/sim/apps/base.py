@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from ...events import EventLog
-from ...world import World
+from ...world import FileEntry, World
 from ..ui import Color, Node
 
 
@@ -134,6 +134,16 @@ class App:
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         """Handle a deep link (a thread, a URL, a contact)."""
+
+    def file_of_intent(self, intent: dict[str, Any]) -> FileEntry | None:
+        """The file a ``{"file": path}`` intent names (a download notification, another app's
+        link), with the back stack reset to the first screen so the caller opens it there."""
+        path = str(intent.get("file", ""))
+        entry = self.os.world.file(path) if path else None
+        if entry is not None:
+            self.os.clear_focus()
+            self.screens = [(self.home_screen, {})]
+        return entry
 
     # What the share sheet may hand this app: "text" and/or "files". Empty: not a target.
     accepts_share: ClassVar[tuple[str, ...]] = ()

@@ -162,11 +162,8 @@ class Gallery(App):
         self.tab = "photos"  # the main screen's tab: "photos" or "albums"
 
     def on_intent(self, intent: dict[str, Any]) -> None:
-        path = str(intent.get("file", ""))
-        entry = self.os.world.file(path) if path else None
+        entry = self.file_of_intent(intent)
         if entry is not None:
-            self.os.clear_focus()
-            self.screens = [(self.home_screen, {})]
             self._view(entry)
 
     # ----- screens ----------------------------------------------------------------------
