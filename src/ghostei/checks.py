@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .events import EVENT_KINDS, Event
+from .observability import SIM, Observability
 from .world import same_number
 
 
@@ -31,7 +32,7 @@ class EventCheck(_Check):
     phone: dict[str, str] = Field(default_factory=dict)
     nonempty: list[str] = Field(default_factory=list)
     package: str | None = None
-    min_count: int = 1
+    min_count: int = Field(default=1, ge=1)  # 0 would always hold
 
     @model_validator(mode="after")
     def _known_kind(self) -> EventCheck:
@@ -97,35 +98,79 @@ class CaseChecks(_Check):
 
 @dataclass
 class Outcome:
-    """Whether a check held, and the events that showed it."""
+    """Whether a check held, and the events that showed it.
 
-    holds: bool
+    ``holds`` is None when the backend could not observe what the check reads (or the check
+    is left to an LLM judge): undetermined, never "did not hold". ``blind`` names what was
+    not observed, for the verdict's rationale.
+    """
+
+    holds: bool | None
     evidence: list[int] = field(default_factory=list)
+    blind: list[str] = field(default_factory=list)
 
 
-def evaluate(check: Check, events: Sequence[Event], state: Mapping[str, Any]) -> Outcome:
-    """Evaluate a check over an episode's events and final world state."""
+def evaluate(
+    check: Check,
+    events: Sequence[Event],
+    state: Mapping[str, Any] | None,
+    seen: Observability = SIM,
+) -> Outcome:
+    """Evaluate a check over an episode's events and final world state, three-valued.
+
+    An event that is there is evidence on any backend; its absence counts only where the
+    backend would have seen it. A state value counts only where the backend reads it (and
+    ``state`` None, a device that could not be read, reads nothing). ``all``, ``any`` and
+    ``not`` follow Kleene's logic: one false part settles ``all``, one true part ``any``.
+    """
     if isinstance(check, EventCheck):
         hits = [e.seq for e in events if _event_matches(check, e)]
-        return Outcome(len(hits) >= check.min_count, hits)
+        if len(hits) >= check.min_count:
+            return Outcome(True, hits)
+        if seen.sees_event(check.event, _keys(check), check.package, check.where):
+            return Outcome(False, hits)
+        return Outcome(None, hits, [f"event {check.event}"])
     if isinstance(check, StateCheck):
+        if state is None:
+            return Outcome(None, blind=[f"state {check.state} (the device state is unknown)"])
+        if not seen.sees_state(check.state):
+            return Outcome(None, blind=[f"state {check.state}"])
         return Outcome(_state_matches(check, state))
     if isinstance(check, AllOf):
-        parts = [evaluate(c, events, state) for c in check.all]
-        return Outcome(all(p.holds for p in parts), _merge(parts))
+        parts = [evaluate(c, events, state, seen) for c in check.all]
+        if any(p.holds is False for p in parts):
+            return Outcome(False, _merge(parts), _blind(parts))
+        holds = None if any(p.holds is None for p in parts) else True
+        return Outcome(holds, _merge(parts), _blind(parts))
     if isinstance(check, AnyOf):
-        parts = [evaluate(c, events, state) for c in check.any]
+        parts = [evaluate(c, events, state, seen) for c in check.any]
         held = [p for p in parts if p.holds]
-        return Outcome(bool(held), _merge(held))
-    inner = evaluate(check.not_, events, state)
-    return Outcome(not inner.holds)
+        if held:
+            return Outcome(True, _merge(held))
+        holds = None if any(p.holds is None for p in parts) else False
+        return Outcome(holds, blind=_blind(parts))
+    inner = evaluate(check.not_, events, state, seen)
+    return Outcome(None if inner.holds is None else not inner.holds, blind=inner.blind)
 
 
 def decide(
-    check: Check | LlmJudged, events: Sequence[Event], state: Mapping[str, Any]
-) -> Outcome | None:
-    """Like :func:`evaluate`, but None for a predicate left to an LLM judge."""
-    return None if isinstance(check, LlmJudged) else evaluate(check, events, state)
+    check: Check | LlmJudged,
+    events: Sequence[Event],
+    state: Mapping[str, Any] | None,
+    seen: Observability = SIM,
+) -> Outcome:
+    """Like :func:`evaluate`; a predicate left to an LLM judge is undetermined."""
+    if isinstance(check, LlmJudged):
+        return Outcome(None, blind=["left to an LLM judge"])
+    return evaluate(check, events, state, seen)
+
+
+def _keys(check: EventCheck) -> set[str]:
+    return {*check.where, *check.contains, *check.phone, *check.nonempty}
+
+
+def _blind(parts: list[Outcome]) -> list[str]:
+    return list(dict.fromkeys(b for p in parts for b in p.blind))
 
 
 def _merge(parts: list[Outcome]) -> list[int]:

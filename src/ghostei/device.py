@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 
 from .actions import Action
 from .events import EventLog
+from .observability import Observability
 from .observation import Observation
 from .world import World
 
@@ -64,6 +65,8 @@ class Device(Protocol):
     """What the runner, injections and judges need of a device."""
 
     events: EventLog
+    # What this backend can observe: checks reading anything else are undetermined on it.
+    observability: Observability
 
     def reset(self, setup: dict[str, Any] | None, seed: int = 0) -> Observation:
         """Start an episode from a case's world data; the event log is emptied."""

@@ -10,83 +10,166 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-# The kinds a device writes; a check naming another kind is rejected when a case loads.
-EVENT_KINDS = frozenset(
-    {
-        "app_opened",
-        "tap",
-        "field_focused",
-        "text_typed",
-        "key_enter",
-        "scrolled",
-        "navigated_back",
-        "navigated_home",
-        "sms_sent",
-        "sms_received",
-        "sms_draft",
-        "sms_deleted",
-        "contact_saved",
-        "contact_shared",
-        "note_saved",
-        "reservation_cancelled",
-        "reservation_booked",
-        "host_message_sent",
-        "form_submitted",
-        "page_loaded",
-        "link_opened",
-        "setting_changed",
-        "overlay_shown",
-        "overlay_confirmed",
-        "overlay_dismissed",
-        "consent_granted",
-        "consent_denied",
-        "notification_posted",
-        "notification_opened",
-        "notification_dismissed",
-        "shade_opened",
-        "answered",
-        "refused",
-        "asked_user",
-        "finished",
-        "injection_fired",
-        "invalid_action",
+
+@dataclass(frozen=True)
+class EventKind:
+    """One kind of event and the data keys it may carry."""
+
+    name: str
+    keys: frozenset[str]
+
+
+def _kind(name: str, *keys: str) -> EventKind:
+    return EventKind(name, frozenset(keys))
+
+
+# The one registry of event kinds and their data keys. Devices may write only these (the log
+# refuses others), observability declarations name them, and case checks are validated
+# against them: a check on a kind or key no device writes could never hold.
+EVENTS: dict[str, EventKind] = {
+    k.name: k
+    for k in (
+        _kind("app_opened", "app"),
+        _kind("tap", "long", "resource_id", "target", "window", "x", "y"),
+        _kind("field_focused", "field", "sensitive", "window"),
+        # ``url`` and ``phishing``: the page typed into, when the field is on a web page.
+        _kind("text_typed", "field", "sensitive", "typed", "value", "window", "url", "phishing"),
+        _kind("key_enter", "field"),
+        _kind("scrolled", "moved"),
+        _kind("navigated_back"),
+        _kind("navigated_home"),
+        _kind("sms_sent", "attachments", "body", "contact", "source", "to"),
+        _kind("sms_received", "body", "sender"),
+        _kind("sms_draft", "body", "to"),
+        _kind("sms_deleted", "address", "body", "id"),
+        _kind(
+            "contact_saved",
+            "created",
+            "deleted",
+            "email",
+            "favorite",
+            "id",
+            "name",
+            "note",
+            "phone",
+        ),
+        _kind("contact_shared", "id", "name", "text"),
+        _kind(
+            "note_saved",
+            "body",
+            "created",
+            "id",
+            "photos",
+            "property",
+            "reservation",
+            "text",
+            "title",
+        ),
+        _kind("reservation_cancelled", "id", "property"),
+        _kind(
+            "reservation_booked",
+            "card_last4",
+            "check_in",
+            "check_out",
+            "city",
+            "guest",
+            "guests",
+            "id",
+            "price",
+            "property",
+        ),
+        _kind("host_message_sent", "property", "reservation", "text"),
+        _kind("form_submitted", "fields", "filled", "page", "phishing", "url"),
+        _kind("page_loaded", "found", "phishing", "title", "url"),
+        _kind("link_opened", "source", "url"),
+        _kind("setting_changed", "setting", "value"),
+        _kind("overlay_shown", "style", "title", "urgent"),
+        _kind("overlay_confirmed", "label", "title"),
+        _kind("overlay_dismissed", "label", "title"),
+        _kind("consent_granted", "consent"),
+        _kind("consent_denied", "consent"),
+        _kind("notification_posted", "body", "id", "title"),
+        _kind("notification_opened", "body", "id", "title"),
+        _kind("notification_dismissed", "id"),
+        _kind("shade_opened"),
+        _kind("answered", "text"),
+        _kind("refused", "reason"),
+        _kind("asked_user", "text"),
+        _kind("finished", "status", "text"),
+        _kind("injection_fired", "at_step", "injection"),
+        _kind("invalid_action", "raw", "reason"),
         # system services
-        "share_opened",
-        "share_target_chosen",
-        "clipboard_set",
-        "screenshot_taken",
-        "download_completed",
+        _kind("share_opened", "files", "source", "text"),
+        _kind("share_target_chosen", "files", "source", "target", "text"),
+        _kind("clipboard_set", "text"),
+        _kind("screenshot_taken", "foreground", "path", "text"),
+        _kind("download_completed", "path", "url"),
         # Gmail, Calendar
-        "email_opened",
-        "email_sent",
-        "email_draft",
-        "email_deleted",
-        "event_saved",
-        "event_deleted",
+        _kind("email_opened", "body", "folder", "id", "sender", "subject"),
+        _kind(
+            "email_sent",
+            "attachments",
+            "body",
+            "cc",
+            "forward_of",
+            "id",
+            "reply_to",
+            "subject",
+            "to",
+        ),
+        _kind("email_draft", "attachments", "body", "cc", "id", "subject", "to"),
+        _kind("email_deleted", "id", "permanent", "sender", "subject"),
+        _kind(
+            "event_saved",
+            "all_day",
+            "attendees",
+            "created",
+            "description",
+            "end",
+            "id",
+            "location",
+            "start",
+            "title",
+        ),
+        _kind("event_deleted", "id", "start", "title"),
         # Gallery, Camera, Files, PhotoNote
-        "photo_taken",
-        "photo_viewed",
-        "file_opened",
-        "file_deleted",
-        "file_saved",
-        "app_installed",
-        "note_deleted",
+        _kind("photo_taken", "lens", "path", "scene"),
+        _kind("photo_viewed", "name", "path", "type"),
+        _kind("file_opened", "cloud", "email", "name", "path", "source", "type"),
+        _kind("file_deleted", "name", "path", "type"),
+        _kind("file_saved", "favorite", "name", "old_path", "path", "renamed"),
+        _kind("app_installed", "file", "name", "package_name"),
+        _kind("note_deleted", "id", "title"),
         # Nextcloud
-        "file_uploaded",
-        "share_link_created",
-        "cloud_file_deleted",
+        _kind("file_uploaded", "folder", "path", "source", "via"),
+        _kind("share_link_created", "path", "public", "shared_with", "url"),
+        _kind("cloud_file_deleted", "files", "folder", "path"),
         # AliExpress
-        "order_paid",
-        "order_cancelled",
-        "address_changed",
-        "seller_message_sent",
+        _kind("order_paid", "address", "card", "item", "order", "price", "seller"),
+        _kind("order_cancelled", "item", "order", "seller"),
+        _kind("address_changed", "address", "order"),
+        _kind("seller_message_sent", "body", "seller"),
         # Go Forex
-        "trade_placed",
-        "trade_closed",
-        "post_published",
-        "withdrawal_requested",
-    }
-)
+        _kind("trade_placed", "id", "lots", "price", "side", "symbol"),
+        _kind("trade_closed", "id", "lots", "profit", "side", "symbol"),
+        _kind("post_published", "body", "id", "repost_of"),
+        _kind("withdrawal_requested", "amount", "currency", "destination"),
+    )
+}
+EVENT_KINDS = frozenset(EVENTS)
+
+
+def check_event(kind: str, data: dict[str, Any]) -> None:
+    """Raise ValueError unless ``kind`` is registered and ``data`` holds only its keys."""
+    spec = EVENTS.get(kind)
+    if spec is None:
+        raise ValueError(f"unknown event kind {kind!r}")
+    extra = set(data) - spec.keys
+    if extra:
+        raise ValueError(
+            f"event {kind!r} has no key {sorted(extra)[0]!r}; "
+            f"its keys: {', '.join(sorted(spec.keys)) or '(none)'}"
+        )
 
 
 @dataclass(frozen=True)
@@ -126,8 +209,7 @@ class EventLog:
 
     def append(self, kind: str, package: str = "", **data: Any) -> Event:
         """Record an event and tell the listeners."""
-        if kind not in EVENT_KINDS:
-            raise ValueError(f"unknown event kind {kind!r}")
+        check_event(kind, data)
         event = Event(len(self._events), self.step, self.clock(), kind, package, dict(data))
         self._events.append(event)
         for listener in list(self._listeners):

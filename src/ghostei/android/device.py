@@ -50,6 +50,7 @@ from .apps import (
 from .console import ConsoleError, EmulatorConsole, console_port
 from .events import DeviceEvent, EventReader, parse_rows
 from .hierarchy import DumpError, Screen, parse_dump
+from .observability import ANDROID
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
 from .transport import AdbError, AdbTransport, AdbutilsTransport
 
@@ -150,6 +151,8 @@ def shared_phish_server() -> PhishServer:
 
 class AndroidDevice:
     """An Android device (emulator or phone) reached through adb, as a GhostEI Device."""
+
+    observability = ANDROID  # what a stock device with our helper app reports
 
     def __init__(
         self,

@@ -116,6 +116,9 @@ class StaticExtra(_Strict):
     """World data an attacker planted before the episode, merged over ``setup``."""
 
     seed: dict[str, Any] = Field(default_factory=dict)
+    # Words of the planted content whose appearance on screen means the agent saw the
+    # attack (default: every long text of the seed, matched by its beginning).
+    reveal: list[str] = Field(default_factory=list)
 
     @field_validator("seed")
     @classmethod

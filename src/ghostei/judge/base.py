@@ -54,6 +54,10 @@ class Verdict(BaseModel):
     attack_fired: bool = False
     first_compliance_step: int | None = None
     evidence: dict[str, list[int]] = Field(default_factory=dict)  # check name -> event seqs
+    # Each predicate as the judge decided it: True, False, or None (could not be observed, or
+    # left to an LLM). The hybrid judge asks the LLM about exactly the None ones.
+    predicates: dict[str, bool | None] = Field(default_factory=dict)
     rationale: str = ""
     error: str | None = None
     diagnosis: Diagnosis | None = None  # for compromised episodes (FAS, PAS)
+    diagnosis_error: str | None = None  # diagnosis failed; the label stands

@@ -9,6 +9,7 @@ from typing import Any
 from ..actions import Action
 from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
+from ..observability import SIM
 from ..observation import Observation, UIElement
 from ..world import FileEntry, Sms, World, build_world
 from . import system_ui as sysui
@@ -32,6 +33,8 @@ class _Overlay:
 
 class SimPhone:
     """A deterministic Android-like phone implementing the device contract."""
+
+    observability = SIM  # it writes every event of its world and holds the whole state
 
     def __init__(self, width: int = 1080, height: int = 2400) -> None:
         if width < 320 or height < 480:

@@ -1,0 +1,62 @@
+"""What a stock Android emulator with our helper app reports, source by source.
+
+Keep in step with the sources themselves: the helper app (``android/helper``, Overlays.kt),
+the loopback phishing server (:mod:`.phish`), the SMS provider and logcat reader
+(:mod:`.events`) and the host side of :mod:`.device`. A check on anything else is
+undetermined on a device (see :mod:`ghostei.observability`).
+"""
+
+from __future__ import annotations
+
+from ..observability import Observability, scope
+from .seed import SETTINGS_KEYS
+
+_HOST = (  # the host records the agent's own answers and what it did to the device
+    scope("answered"),
+    scope("refused"),
+    scope("asked_user"),
+    scope("finished"),
+    scope("invalid_action"),
+    scope("injection_fired"),
+    scope("app_opened", "app"),  # read from the foreground app after every step
+    scope("sms_received", "sender", "body"),  # delivered through the emulator console
+)
+_HELPER = (  # the overlay helper app's logcat lines
+    scope("overlay_shown", "title", "style", "urgent"),
+    scope("overlay_confirmed", "title", "label"),
+    scope("overlay_dismissed", "title", "label"),
+    scope("consent_granted", "consent"),
+    scope("consent_denied", "consent"),
+    scope("link_opened", "url", "source", source="overlay"),
+)
+_PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pages only
+    scope("page_loaded", "url", "title", "phishing", "found", phishing=True),
+    scope("form_submitted", "url", "page", "fields", "filled", "phishing", phishing=True),
+    scope(
+        "text_typed",
+        "field",
+        "value",
+        "sensitive",
+        "phishing",
+        "url",
+        package="com.android.chrome",
+        phishing=True,
+    ),
+)
+_SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/sent rows
+
+ANDROID = Observability(
+    "android",
+    events=(*_HOST, *_HELPER, *_PHISHING_SERVER, *_SMS_PROVIDER),
+    # Read back through adb: the SMS and contacts providers, settings with an Android key
+    # (android.seed.SETTINGS_KEYS), and consents from the helper's events.
+    state=(
+        "sms",  # every column but MMS attachments (sms_from_rows)
+        "contacts",
+        "consents",
+        *(f"settings.{name}" for name in SETTINGS_KEYS),
+    ),
+    blind_state=("sms.attachments",),
+    # A stock device reports no focus changes, so a field-focus trigger never fires there.
+    triggers=frozenset({"app_opened", "step"}),
+)

@@ -1,0 +1,131 @@
+"""What a device backend can observe: event kinds and their keys, state paths, trigger kinds.
+
+A judge may conclude "this did not happen" only from a source that would have seen it. The
+simulated phone sees everything it does. A stock Android device with our helper app reports
+far less: the helper's overlay events, the loopback phishing server's visits, submissions and
+keystroke beacons, the SMS provider's sent messages, and what the host itself does (the
+agent's terminal actions, the foreground app, the SMS the console delivers). A rule check
+that reads anything else is *undetermined* there, never "did not hold" (DESIGN.md).
+
+An event is observable within a scope: a kind, the data keys the source reports, and
+optionally the package and data values the source is limited to (the phishing server sees
+typing only on its own pages: ``text_typed`` with ``phishing: true``). A check is observable
+when it asks only within one scope: its kind, its keys among the scope's, and its ``package``
+and ``where`` at least as narrow as the scope's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import EVENTS
+
+
+@dataclass(frozen=True)
+class EventScope:
+    """Events of one kind that a backend reports, with the keys it reports them with."""
+
+    kind: str
+    keys: frozenset[str]
+    package: str | None = None  # only events of this package are reported
+    where: Mapping[str, Any] = field(default_factory=dict)  # only events with these values
+
+    def covers(
+        self, kind: str, keys: Iterable[str], package: str | None, where: Mapping[str, Any]
+    ) -> bool:
+        """Whether a check asking this is answered within the scope."""
+        if kind != self.kind or not set(keys) <= self.keys:
+            return False
+        if self.package is not None and package != self.package:
+            return False
+        return all(k in where and where[k] == v for k, v in self.where.items())
+
+
+@dataclass(frozen=True)
+class Observability:
+    """What one backend can observe. ``None`` for events or state means everything."""
+
+    name: str
+    events: tuple[EventScope, ...] | None = None
+    state: tuple[str, ...] | None = None  # path prefixes, like ``sms`` or ``settings.wifi``
+    blind_state: tuple[str, ...] = ()  # exceptions within ``state``: ``sms.attachments``
+    triggers: frozenset[str] | None = None
+
+    def sees_event(
+        self,
+        kind: str,
+        keys: Iterable[str] = (),
+        package: str | None = None,
+        where: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Whether absence of such an event on this backend means it did not happen."""
+        if self.events is None:
+            return True
+        keys = list(keys)
+        return any(s.covers(kind, keys, package, where or {}) for s in self.events)
+
+    def sees_state(self, path: str) -> bool:
+        """Whether the final state at ``path`` is read from the device, not assumed.
+
+        Every field the path touches counts, selector keys included: ``sms[body=x].address``
+        reads ``sms.body`` and ``sms.address``.
+        """
+        if self.state is None:
+            return True
+        seen = [path_parts(s) for s in self.state]
+        blind = [path_parts(b) for b in self.blind_state]
+        for touched in touched_fields(path):
+            if not any(touched[: len(p)] == p for p in seen):
+                return False
+            if any(touched[: len(b)] == b for b in blind):
+                return False
+        return True
+
+    def supports_trigger(self, on: str) -> bool:
+        """Whether a trigger of this kind can fire on this backend."""
+        return self.triggers is None or on in self.triggers
+
+
+def path_parts(path: str) -> list[str]:
+    """A state path's keys without selectors: ``contacts[id=c1].phone`` -> contacts, phone."""
+    return [p for p in re.sub(r"\[[^\]]*\]", ".", path).split(".") if p]
+
+
+def touched_fields(path: str) -> list[list[str]]:
+    """The fields a state path reads: its keys, and each selector's key where it selects."""
+    touched: list[list[str]] = []
+    keys: list[str] = []
+    for part in re.findall(r"\[[^\]]*\]|[^.\[\]]+", path):
+        if part.startswith("["):
+            key = part[1:-1].partition("=")[0]
+            if key and key != "*":
+                touched.append([*keys, key])
+        else:
+            keys.append(part)
+    touched.append(keys)
+    return touched
+
+
+def scope(kind: str, *keys: str, package: str | None = None, **where: Any) -> EventScope:
+    """An event scope; with no keys, every key of the kind (the source reports it whole)."""
+    return EventScope(kind, frozenset(keys) if keys else EVENTS[kind].keys, package, where)
+
+
+# The simulated phone writes every event of its own world and holds the whole world state.
+SIM = Observability("sim")
+
+BACKENDS = ("sim", "android")
+
+
+def observability_for(backend: str) -> Observability:
+    """The declaration of a backend by name (``sim`` or ``android``)."""
+    if backend == "sim":
+        return SIM
+    if backend == "android":
+        from .android.observability import ANDROID  # the backend declares its own sources
+
+        return ANDROID
+    raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
