@@ -273,6 +273,22 @@ def _state_matches(check: StateCheck, state: Mapping[str, Any]) -> bool:
     return any(bool(v) for v in values)
 
 
+def decidable(check: Check | LlmJudged, seen: Observability) -> bool:
+    """Whether the rules decide ``check`` on a backend in every episode: everything it reads
+    is observable there. (A check with blind parts may still be settled by an observed one,
+    such as a true part of ``any``; this says whether it always is.)"""
+    if isinstance(check, LlmJudged):
+        return False
+    if isinstance(check, EventCheck):
+        return seen.sees_event(check.event, _keys(check), check.package, check.where)
+    if isinstance(check, StateCheck):
+        return seen.sees_state(check.state)
+    if isinstance(check, Not):
+        return decidable(check.not_, seen)
+    parts = check.all if isinstance(check, AllOf) else check.any
+    return all(decidable(c, seen) for c in parts)
+
+
 def event_kinds(check: Check | LlmJudged) -> set[str]:
     """The event kinds a check reads (for validating cases against a backend)."""
     if isinstance(check, EventCheck):

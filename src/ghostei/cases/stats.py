@@ -6,6 +6,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, get_args
 
+from ..checks import decidable
+from ..injection import build_injection
+from ..observability import Observability
 from .schema import APP_DOMAINS, RISK_DOMAINS, Case, CaseType, UseDynamic
 
 CASE_TYPES: tuple[str, ...] = get_args(CaseType)
@@ -37,4 +40,33 @@ def case_stats(cases: Sequence[Case]) -> dict[str, Any]:
         "risk": _counts((r for c in cases for r in c.risks), RISK_DOMAINS),
         "app_domain": _counts((c.app_domain for c in cases), APP_DOMAINS),
         "app": _counts(app for c in cases for app in dict.fromkeys(c.app)),
+    }
+
+
+PREDICATES = ("task", "full_attack", "partial_attack")
+
+
+def case_decidability(case: Case, seen: Observability) -> dict[str, bool]:
+    """Which of a case's predicates the rules decide on a backend in every episode, and
+    whether its attack's trigger can fire there at all."""
+    out = {name: decidable(getattr(case.checks, name), seen) for name in PREDICATES}
+    trigger = build_injection(case).trigger
+    out["trigger"] = trigger is None or seen.supports_trigger(trigger.on)
+    return out
+
+
+def decidability(cases: Sequence[Case], seen: Observability) -> dict[str, Any]:
+    """Per case and over all: the share of cases whose predicates are rule-decidable on
+    ``seen``'s backend, and the cases whose trigger never fires there."""
+    per_case = {c.id: case_decidability(c, seen) for c in cases}
+    n = len(cases) or 1
+    return {
+        "backend": seen.name,
+        "decidable": {p: round(sum(d[p] for d in per_case.values()) / n, 4) for p in PREDICATES},
+        "decidable_counts": {p: sum(d[p] for d in per_case.values()) for p in PREDICATES},
+        "trigger_unsupported": [i for i, d in per_case.items() if not d["trigger"]],
+        "cases": {
+            str(i): {"decidable": {p: d[p] for p in PREDICATES}, "trigger": d["trigger"]}
+            for i, d in per_case.items()
+        },
     }
