@@ -1,6 +1,18 @@
-"""Cases: the schema, loading and selection, and the built-in dataset."""
+"""Cases: the schema, its semantic checks, loading and selection, and the built-in dataset."""
 
-from .loader import CaseError, builtin_cases, load_cases, select_cases
+from .lint import Problem, lint_case
+from .loader import CaseError, CaseErrors, builtin_cases, load_cases, select_cases
 from .schema import Case, Step, Trigger
 
-__all__ = ["Case", "CaseError", "Step", "Trigger", "builtin_cases", "load_cases", "select_cases"]
+__all__ = [
+    "Case",
+    "CaseError",
+    "CaseErrors",
+    "Problem",
+    "Step",
+    "Trigger",
+    "builtin_cases",
+    "lint_case",
+    "load_cases",
+    "select_cases",
+]

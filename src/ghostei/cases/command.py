@@ -12,8 +12,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from ..console import fail, out
-from . import Case, CaseError, builtin_cases, load_cases, select_cases
+from ..console import err, fail, out
+from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
 from .stats import case_stats
 from .upstream import import_upstream, kind_of, write_cases
 
@@ -103,11 +103,18 @@ def cases_show(case_id: int, source: str | None) -> None:
 @cases.command("validate")
 @click.argument("path", type=click.Path(path_type=Path))
 def cases_validate(path: Path) -> None:
-    """Check case files; exit 2 naming the file, case id and field of the first problem."""
+    """Check case files: list every problem (file, case id, field, what is wrong); exit 2."""
     try:
         items = load_cases(path)
     except CaseError as exc:
-        fail(str(exc))
+        problems = exc.errors if isinstance(exc, CaseErrors) else [exc]
+        if len(problems) == 1:
+            fail(str(problems[0]))  # a single problem is its own count
+        for problem in problems:
+            # Case texts and file names are data: never read them as rich markup.
+            line = Text.assemble(("error: ", "bold red"), str(problem))
+            err.print(line, highlight=False, soft_wrap=True)
+        fail(f"{len(problems)} problems in {path}")
     out.print(f"{len(items)} valid case(s) in {path}", highlight=False, markup=False)
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..checks import AllOf, AnyOf, EventCheck, LlmJudged, Not, StateCheck
+from .lint import lint_case
 from .schema import Case
 
 
@@ -21,74 +23,173 @@ class CaseError(ValueError):
         super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """The raw case objects in a .json (one case or a list) or .jsonl file, with line numbers."""
+class CaseErrors(CaseError):
+    """Every problem found in case files, one :class:`CaseError` each; ``str`` is one a line.
+
+    It is a CaseError (the first problem's path, case id and field), so code that reports
+    a single bad case keeps working; ``errors`` holds them all.
+    """
+
+    def __init__(self, errors: list[CaseError]) -> None:
+        if not errors:
+            raise ValueError("CaseErrors needs at least one error")
+        self.errors = list(errors)
+        first = errors[0]
+        self.path, self.case_id, self.field = first.path, first.case_id, first.field
+        ValueError.__init__(self, "\n".join(str(e) for e in errors))
+
+
+def _records(path: Path) -> list[tuple[str, dict[str, Any] | CaseError]]:
+    """The case objects of a .json (one case or a list) or .jsonl file in order, each with
+    where it is (``file`` or ``file:line``); in place of what is not one, its error."""
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise CaseError(str(path), None, "", f"cannot read: {exc}") from None
-    items: list[tuple[int, Any]] = []
+        return [(str(path), CaseError(str(path), None, "", f"cannot read: {exc}"))]
+    items: list[tuple[str, Any]] = []
     if path.suffix == ".jsonl":
         for lineno, line in enumerate(raw.splitlines(), 1):
             if line.strip():
+                where = f"{path}:{lineno}"
                 try:
-                    items.append((lineno, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise CaseError(
-                        f"{path}:{lineno}", None, "", f"invalid JSON: {exc.msg}"
-                    ) from None
+                    items.append((where, json.loads(line)))
+                except json.JSONDecodeError as exc:  # the other lines are still read
+                    items.append((where, CaseError(where, None, "", f"invalid JSON: {exc.msg}")))
     else:
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise CaseError(f"{path}:{exc.lineno}", None, "", f"invalid JSON: {exc.msg}") from None
-        items = [(0, d) for d in (data if isinstance(data, list) else [data])]
-    for lineno, item in items:
-        if not isinstance(item, dict):
-            raise CaseError(
-                f"{path}:{lineno}" if lineno else str(path),
-                None,
-                "",
-                "a case must be a JSON object",
-            )
-    return items
+            where = f"{path}:{exc.lineno}"
+            return [(where, CaseError(where, None, "", f"invalid JSON: {exc.msg}"))]
+        items = [(str(path), d) for d in (data if isinstance(data, list) else [data])]
+    return [
+        (where, item)
+        if isinstance(item, dict | CaseError)
+        else (where, CaseError(where, None, "", "a case must be a JSON object"))
+        for where, item in items
+    ]
 
 
-def _parse(path: Path, lineno: int, obj: dict[str, Any]) -> Case:
-    where = f"{path}:{lineno}" if lineno else str(path)
+# ----- pydantic's errors, one per mistake ------------------------------------------------------
+
+# The models of the check unions. Pydantic reports a value that fits no member of a union
+# once per member, each error located under the member's name: ``{"event": "tap",
+# "min_count": 0}`` also lacks ``state`` (StateCheck), ``all`` (AllOf), ``judge`` (LlmJudged).
+# Only the errors of the member the value was meant to be help (see _prune).
+_UNION_MEMBERS = frozenset(
+    c.__name__ for c in (EventCheck, StateCheck, AllOf, AnyOf, Not, LlmJudged)
+)
+# Errors that say the value has another member's shape, not that it is a broken one of this.
+_SHAPE_ERRORS = frozenset({"missing", "extra_forbidden", "model_type", "model_attributes_type"})
+
+Loc = tuple[int | str, ...]
+_Error = tuple[int, Loc, str]  # the error's index in pydantic's list, its location, its type
+
+
+def _is_tag(part: int | str) -> bool:
+    """Whether a location part names a union member or a validator, not a field."""
+    return isinstance(part, str) and ("[" in part or part in _UNION_MEMBERS)
+
+
+def _prune(errors: list[_Error], depth: int = 0) -> list[_Error]:
+    """The errors with, at every union, only those of the member the value most looks like:
+    the fewest shape errors (a missing or unexpected key right at the member), then the
+    fewest errors; a tie goes to the first member, as pydantic tries them in order."""
+    kept = [e for e in errors if len(e[1]) <= depth]
+    groups: dict[int | str, list[_Error]] = {}
+    for e in errors:
+        if len(e[1]) > depth:
+            groups.setdefault(e[1][depth], []).append(e)
+    members: list[list[_Error]] = []
+    for part, group in groups.items():
+        pruned = _prune(group, depth + 1)
+        if _is_tag(part):
+            members.append(pruned)
+        else:
+            kept += pruned
+
+    def likeness(member: list[_Error]) -> tuple[int, int]:
+        return _shape_errors(member, depth + 1), len(member)
+
+    if members:
+        likeliest: list[_Error] = min(members, key=likeness)
+        kept += likeliest
+    return sorted(kept)
+
+
+def _shape_errors(errors: list[_Error], depth: int) -> int:
+    return sum(
+        1
+        for _, loc, kind in errors
+        if kind in _SHAPE_ERRORS and sum(not _is_tag(p) for p in loc[depth:]) <= 1
+    )
+
+
+def _parse(where: str, obj: dict[str, Any]) -> Case | list[CaseError]:
+    """The case, or every schema error of it."""
     try:
         return Case.model_validate(obj)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        # Drop pydantic's validator and union-member names: users need the field path.
-        parts = [str(p) for p in err["loc"]]
-        loc = ".".join(p for p in parts if not p.startswith("function-") and "[" not in p)
-        raise CaseError(where, obj.get("id"), loc or "(case)", err["msg"]) from None
+        details = exc.errors()
+    kept = _prune([(i, tuple(d["loc"]), d["type"]) for i, d in enumerate(details)])
+    errors: list[CaseError] = []
+    for i, loc, _ in kept:
+        message = details[i]["msg"].removeprefix("Value error, ")
+        errors.append(CaseError(where, obj.get("id"), _field_path(loc, obj), message))
+    return errors
+
+
+def _field_path(loc: Loc, obj: dict[str, Any]) -> str:
+    """A location as users write the field: no union-member or validator names, list
+    indices as pydantic gives them (``solution.1``)."""
+    parts = [str(p) for p in loc if not _is_tag(p)]
+    # Case's own validator checks ``extra`` against the attack kind's model, and pydantic
+    # locates those errors within that model: ``trigger.apps.0`` is in ``extra``.
+    if parts and parts[0] not in Case.model_fields and parts[0] not in obj:
+        parts.insert(0, "extra")
+    return ".".join(parts) or "(case)"
+
+
+# ----- loading ----------------------------------------------------------------------------------
 
 
 def load_cases(path: str | Path) -> list[Case]:
-    """Cases from a file or from every .json/.jsonl file of a directory, ordered by id."""
+    """Cases from a file or from every .json/.jsonl file of a directory, ordered by id.
+
+    Raises :class:`CaseErrors` listing every problem of every case (schema errors, and the
+    linter's for cases that parse) when anything is wrong.
+    """
     root = Path(path)
     if not root.exists():
-        raise CaseError(str(root), None, "", "no such file or directory")
+        raise CaseErrors([CaseError(str(root), None, "", "no such file or directory")])
     files = (
         sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl"))
         if root.is_dir()
         else [root]
     )
     if not files:
-        raise CaseError(str(root), None, "", "no .json or .jsonl case files")
+        raise CaseErrors([CaseError(str(root), None, "", "no .json or .jsonl case files")])
     cases: list[Case] = []
+    errors: list[CaseError] = []
     seen: dict[int, str] = {}
     for file in files:
-        for lineno, obj in _records(file):
-            case = _parse(file, lineno, obj)
+        for where, obj in _records(file):
+            case = [obj] if isinstance(obj, CaseError) else _parse(where, obj)
+            if isinstance(case, list):  # it did not parse: its errors, and nothing to lint
+                errors += case
+                continue
+            errors += [CaseError(where, case.id, p.field, p.message) for p in lint_case(case)]
             if case.id in seen:
-                raise CaseError(str(file), case.id, "id", f"duplicate id (also in {seen[case.id]})")
-            seen[case.id] = str(file)
-            cases.append(case)
+                errors.append(
+                    CaseError(where, case.id, "id", f"duplicate id (also in {seen[case.id]})")
+                )
+            else:
+                seen[case.id] = where
+                cases.append(case)
+    if errors:
+        raise CaseErrors(errors)
     if not cases:
-        raise CaseError(str(root), None, "", "holds no cases")
+        raise CaseErrors([CaseError(str(root), None, "", "holds no cases")])
     return sorted(cases, key=lambda c: c.id)
 
 

@@ -39,7 +39,8 @@ from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..injection import slug
 from ..sim.apps.base import resolve_app  # importing the apps package registers every app
 from ..sim.apps.messages import find_links
-from .loader import CaseError, load_cases
+from .lint import lint_case
+from .loader import CaseError, CaseErrors, load_cases
 from .schema import Case, CaseType, UseDynamic, known_risks
 from .upstream_world import world_setup
 
@@ -448,11 +449,16 @@ def import_upstream(path: str | Path) -> list[Imported]:
             seen[row.id] = lineno
             data = convert(row)
             try:
-                Case.model_validate(data)
+                case = Case.model_validate(data)
             except ValidationError as exc:
                 raise _first_error(exc) from None
         except _RowError as exc:
             raise CaseError(where, case_id, exc.field, exc.message) from None
+        # A conversion that parses can still be wrong in ways only the linter sees (a
+        # trigger app not on the phone never fires): catch it here, not at load time.
+        problems = lint_case(case)
+        if problems:
+            raise CaseErrors([CaseError(where, row.id, p.field, p.message) for p in problems])
         out.append(Imported(case_file_name(row.id, row.case), data))
     if not out:
         raise CaseError(str(source), None, "", "holds no rows")
