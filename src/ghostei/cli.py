@@ -150,11 +150,27 @@ def run(
             fail("--resume needs --out RUN_DIR")
         rundir = RunDir(out)
         try:
-            config = RunConfig.from_json(rundir.manifest()["config"])
+            manifest = rundir.manifest()
             cases = rundir.cases()
-        except (RunDirError, KeyError, ValueError) as exc:
+        except RunDirError as exc:
             fail(f"cannot resume {out}: {exc}")
-        rundir.repair()
+        try:
+            config = RunConfig.from_json(manifest.get("config"))
+        except ValueError as exc:
+            fail(f"cannot resume {out}: {RunDir.MANIFEST}: {exc}")
+        for name in config.agents:
+            try:  # an agent that no longer loads would fail every resumed episode
+                resolve_agent(name)
+            except AgentLoadError as exc:
+                fail(f"cannot resume {out}: {RunDir.MANIFEST}: config.agents: {exc}")
+        try:  # reads every record before writing: a corrupt one stops the resume untouched
+            warnings = rundir.repair()
+        except RunDirError as exc:
+            fail(f"cannot resume {out}: {exc}")
+        for warning in warnings:
+            err.print(
+                Text.assemble(("warning: ", "yellow"), warning), highlight=False, soft_wrap=True
+            )
     else:
         for name in agents:
             try:

@@ -3,6 +3,12 @@
 Records are appended one line at a time and fsynced, so a crash loses at most the episode in
 flight; a trajectory folder is written under a temporary name and renamed when complete.
 Reports are computed from this folder alone.
+
+Every append-only JSONL file of a run (episodes, stored judgements) is read by ``read_jsonl``:
+a line that does not validate is an error naming the file and line, never skipped, because a
+skipped record silently changes N and a resume would then erase it for good. The one line a
+reader tolerates is a *torn* last line (no terminating newline, unparseable): the trace of a
+crash in the middle of an append, which always writes a whole line and its newline at once.
 """
 
 from __future__ import annotations
@@ -10,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -46,6 +53,103 @@ class RunDirError(ValueError):
     """A folder that is not a usable run directory."""
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class TornLine:
+    """The unterminated, unparseable last line of a JSONL file: a crash while appending."""
+
+    path: Path
+    lineno: int  # 1-based
+    offset: int  # where the line starts, in bytes: truncating there removes it
+    text: str
+    problem: str
+
+    def describe(self, action: str = "left out") -> str:
+        """A one-line warning, e.g. ``runs/x/episodes.jsonl:7: left out a torn last line ...``."""
+        shown = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        return (
+            f"{self.path}:{self.lineno}: {action} a torn last line (a crash while writing): "
+            f"{shown!r}"
+        )
+
+
+@dataclass(frozen=True)
+class JsonlContents(Generic[M]):
+    """What ``read_jsonl`` found: every valid record in file order, and a torn last line."""
+
+    records: list[M]
+    torn: TornLine | None = None
+    terminated: bool = True  # False: the file does not end with a newline (see drop_torn_line)
+
+
+def read_jsonl(path: Path, model: type[M]) -> JsonlContents[M]:
+    """Every record of an append-only JSONL file, each line validated with ``model``.
+
+    A missing file has no records; blank lines are skipped. A line that is not valid JSON or
+    not a valid ``model`` raises RunDirError naming the file and the 1-based line, unless it is
+    the last line and lacks its newline: that torn line is left out and returned in ``torn``.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return JsonlContents([])
+    except OSError as exc:
+        raise RunDirError(f"{path}: unreadable: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")  # the last item is what follows the final newline, often b""
+    records: list[M] = []
+    offset = 0
+    for lineno, raw in enumerate(lines, 1):
+        last = lineno == len(lines)
+        start, offset = offset, offset + len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            # Decoding per line: a torn write can split a multi-byte character at the end.
+            records.append(model.model_validate_json(raw.decode("utf-8")))
+        except (UnicodeDecodeError, ValidationError) as exc:
+            problem = _problem(exc)
+            if last:
+                text = raw.decode("utf-8", errors="replace")
+                torn = TornLine(path, lineno, start, text, problem)
+                return JsonlContents(records, torn, terminated=False)
+            raise RunDirError(f"{path}:{lineno}: invalid record: {problem}") from None
+    return JsonlContents(records, terminated=not data or data.endswith(b"\n"))
+
+
+def drop_torn_line(path: Path, model: type[M]) -> TornLine | None:
+    """Make an append-only JSONL file safe to append to again; returns the torn line dropped.
+
+    A torn last line is cut off, and a last line that is whole but lacks its newline gets one:
+    otherwise the next append would glue a record to it and make one corrupt line of two.
+    Raises RunDirError, before writing anything, if a line is corrupt.
+    """
+    contents = read_jsonl(path, model)
+    if contents.torn is not None:
+        with path.open("r+b") as fh:
+            fh.truncate(contents.torn.offset)
+            os.fsync(fh.fileno())
+    elif not contents.terminated:
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+            os.fsync(fh.fileno())
+    return contents.torn
+
+
+def _problem(exc: UnicodeDecodeError | ValidationError) -> str:
+    """What is wrong with a line, briefly: the first error and how many more there are."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    text = f"{where}: {first['msg']}" if where else first["msg"]
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})"
+    return text
+
+
 class RunDir:
     """One run's folder."""
 
@@ -55,6 +159,8 @@ class RunDir:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        # Torn last lines the reads of this object left out, by file: a report warns of them.
+        self._torn: dict[Path, TornLine] = {}
 
     # ----- creation and loading -------------------------------------------------------------
 
@@ -95,24 +201,38 @@ class RunDir:
         return cases
 
     def records(self) -> list[EpisodeRecord]:
-        """Finished episodes; a torn last line (a crash mid-write) is ignored."""
-        file = self.path / self.RECORDS
-        if not file.exists():
-            return []
-        records: dict[tuple[str, int], EpisodeRecord] = {}
-        for line in file.read_text(encoding="utf-8").splitlines():
-            try:
-                record = EpisodeRecord.model_validate_json(line)
-            except ValidationError:
-                continue
-            records[record.key] = record
+        """Finished episodes, a later record of an episode superseding an earlier one.
+
+        Raises RunDirError naming the line of a corrupt record; a torn last line (a crash
+        mid-write) is left out and listed by ``torn_lines``.
+        """
+        records = {r.key: r for r in self.jsonl_records(self.path / self.RECORDS, EpisodeRecord)}
         return list(records.values())
+
+    def jsonl_records(self, path: Path, model: type[M]) -> list[M]:
+        """The records of one of this run's JSONL files (see ``read_jsonl``), remembering a
+        torn last line for ``torn_lines``."""
+        contents = read_jsonl(path, model)
+        if contents.torn is not None:
+            self._torn[path] = contents.torn
+        else:
+            self._torn.pop(path, None)
+        return contents.records
+
+    def torn_lines(self) -> list[TornLine]:
+        """The torn last lines that the latest read of each file left out, to warn about."""
+        return list(self._torn.values())
 
     # ----- writing ----------------------------------------------------------------------------
 
-    def repair(self) -> None:
-        """Before resuming: keep only whole records, drop unfinished trajectories."""
+    def repair(self) -> list[str]:
+        """Before resuming: keep only whole records, drop unfinished trajectories.
+
+        Returns warnings for the caller to show: a torn last line is dropped for good. A
+        corrupt record raises RunDirError before anything is written or deleted.
+        """
         records = self.records()
+        torn = self._torn.pop(self.path / self.RECORDS, None)
         _write_atomic(
             self.path / self.RECORDS, "".join(r.model_dump_json() + "\n" for r in records)
         )
@@ -122,6 +242,7 @@ class RunDir:
             for folder in root.glob("*/*"):
                 if folder.is_dir() and folder not in done:
                     shutil.rmtree(folder)
+        return [] if torn is None else [torn.describe("dropped")]
 
     def append(self, record: EpisodeRecord) -> None:
         """Add one finished episode durably."""

@@ -67,23 +67,71 @@ class RunConfig:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunConfig:
-        w, h = data.get("screen", [1080, 2400])
-        model = data.get("model")
+    def from_json(cls, data: object) -> RunConfig:
+        """The config a manifest recorded, checked as strictly as the run command's options.
+
+        A manifest is a file that can be edited or damaged, and a bad config would fail every
+        resumed episode: raises ValueError naming the field, e.g. ``config.screen: ...``.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"config: must be a JSON object, not {data!r}")
+        required = object()
+
+        def value(name: str, kind: type, what: str, default: Any = required) -> Any:
+            # A missing field takes its default; None is allowed where the default is None.
+            if name not in data or (data[name] is None and default is None):
+                if default is required:
+                    raise ValueError(f"config.{name}: missing")
+                return default
+            got = data[name]
+            # bool is an int to Python, but true is no step count, seed or pixel size.
+            if not isinstance(got, kind) or (kind is int and isinstance(got, bool)):
+                raise ValueError(f"config.{name}: must be {what}, not {got!r}")
+            return got
+
+        agents = value("agents", list, "a list of agent names")
+        if not agents or not all(isinstance(a, str) and a for a in agents):
+            raise ValueError(f"config.agents: must be a non-empty list of agent names: {agents!r}")
+        max_steps = value("max_steps", int, "an integer")
+        if max_steps < 1:
+            raise ValueError(f"config.max_steps: must be at least 1, not {max_steps}")
+        screen = value("screen", list, "[width, height]", [1080, 2400])
+        if len(screen) != 2 or not all(type(v) is int and v > 0 for v in screen):
+            raise ValueError(f"config.screen: must be [width, height] in pixels, not {screen!r}")
+        width, height = screen
+        if width < 320 or height < 480:  # what the run command refuses for --screen
+            raise ValueError(f"config.screen: {width}x{height} is too small (at least 320x480)")
+        backend = value("backend", str, "sim or android", "sim")
+        if backend not in ("sim", "android"):
+            raise ValueError(f"config.backend: unknown backend {backend!r} (sim or android)")
+        serial = value("serial", str, "a device serial", None)
+        if backend == "android" and not serial:
+            raise ValueError("config.serial: the android backend needs a device serial")
+        adb_port = value("adb_port", int, "a port number", None)
+        if adb_port is not None and not 1 <= adb_port <= 65535:
+            raise ValueError(f"config.adb_port: {adb_port} is no port number (1-65535)")
+        model = value("model", dict, "a JSON object", None)
+        if model is not None:
+            if not isinstance(model.get("model"), str) or not model["model"]:
+                raise ValueError("config.model.model: must be a model name")
+            try:
+                model = _model_from_json(model)
+            except TypeError as exc:  # a key ProviderConfig does not know
+                raise ValueError(f"config.model: {exc}") from None
         return cls(
-            agents=tuple(data["agents"]),
-            seed=int(data["seed"]),
-            max_steps=int(data["max_steps"]),
-            width=int(w),
-            height=int(h),
-            save_frames=bool(data.get("save_frames", True)),
-            model=_model_from_json(model) if model else None,
-            reflection=bool(data.get("reflection", False)),
-            thinking=bool(data.get("thinking", False)),
-            prices=data.get("prices"),
-            backend=data.get("backend", "sim"),
-            serial=data.get("serial"),
-            adb_port=data.get("adb_port"),
+            agents=tuple(agents),
+            seed=value("seed", int, "an integer"),
+            max_steps=max_steps,
+            width=width,
+            height=height,
+            save_frames=value("save_frames", bool, "true or false", True),
+            model=model,
+            reflection=value("reflection", bool, "true or false", False),
+            thinking=value("thinking", bool, "true or false", False),
+            prices=value("prices", str, "a path", None),
+            backend=backend,
+            serial=serial,
+            adb_port=adb_port,
         )
 
 

@@ -14,11 +14,22 @@ from rich.text import Text
 
 from ..console import connect_model, err, fail, model_options, out, progress_bar
 from ..providers import ProviderConfig
-from ..rundir import EpisodeRecord, RunDir, RunDirError
+from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line
 from .agreement import Agreement, Comparison, compare_judges
 from .base import LABELS
 from .llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
-from .store import JUDGES, Judgement, judged_records, load_judgements
+from .store import JUDGES, Judgement, judged_records, judgement_path, load_judgements
+
+
+def _warn_torn(lines: list[TornLine], dropped: Path | None = None) -> None:
+    """Warn of each torn last line left out (or, in the file ``dropped``, cut off)."""
+    for torn in lines:
+        action = "dropped" if torn.path == dropped else "left out"
+        err.print(
+            Text.assemble(("warning: ", "yellow"), torn.describe(action)),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _pct(value: float | None) -> str:
@@ -93,12 +104,15 @@ def judge(
     Exit 1 if any episode ends with judge_error.
     """
     run = RunDir(run_dir)
-    try:
+    try:  # every record read once up front: a corrupt one is a user error, never a traceback
         run.manifest()
         run.cases()
+        run.records()
+        load_judgements(run, "llm")
     except RunDirError as exc:
         fail(str(exc))
     if compare is not None:
+        _warn_torn(run.torn_lines())
         _compare(run, compare, fmt)
         return
     if judge_name not in ("llm", "hybrid"):
@@ -124,6 +138,16 @@ def judge(
         all_frames=all_frames,
         retries=judge_retries,
     )
+    # Verdicts are appended to judgements/llm.jsonl: a torn last line there must go first, or
+    # the next verdict would be glued to it into one corrupt line.
+    stored_path = judgement_path(run, "llm")
+    try:
+        drop_torn_line(stored_path, Judgement)
+    except RunDirError as exc:  # corrupted since it was read above
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{stored_path}: cannot cut off its torn last line: {exc.strerror or exc}")
+    _warn_torn(run.torn_lines(), dropped=stored_path)
     scope: Scope = "undetermined" if judge_name == "hybrid" else "all"
     todo = pending_episodes(run, force=force, scope=scope)
     with progress_bar() as progress:

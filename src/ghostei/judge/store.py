@@ -9,7 +9,6 @@ LLM judge's where the rules left a predicate undecided.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -49,21 +48,11 @@ def append_judgement(run: RunDir, judge: str, judgement: Judgement) -> None:
 def load_judgements(run: RunDir, judge: str) -> dict[tuple[str, int], Verdict]:
     """A stored judge's verdicts by (agent, case); a later line supersedes an earlier one.
 
-    A torn last line (the judge was killed while writing) is ignored.
+    Raises RunDirError naming the line of a corrupt judgement. A torn last line (the judge
+    was killed while writing) is left out and listed by ``run.torn_lines()``.
     """
-    path = judgement_path(run, judge)
-    if not path.exists():
-        return {}
-    verdicts: dict[tuple[str, int], Verdict] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            j = Judgement.model_validate(json.loads(line))
-        except ValueError:
-            continue
-        verdicts[(j.agent, j.case)] = j.verdict
-    return verdicts
+    judgements = run.jsonl_records(judgement_path(run, judge), Judgement)
+    return {(j.agent, j.case): j.verdict for j in judgements}
 
 
 def hybrid(rule: Verdict, llm: Verdict | None) -> Verdict:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 from rich.console import Console, RenderableType
+from rich.text import Text
 
 from ..console import err, fail, out
 from ..judge.store import JUDGES, judged_records, judgement_path
@@ -35,6 +36,12 @@ def _load_run(run_dir: Path) -> tuple[RunDir, dict[str, Any]]:
         return rundir, rundir.manifest()
     except RunDirError as exc:
         fail(str(exc))
+
+
+def _warn(messages: list[str]) -> None:
+    """Warnings on stderr, e.g. a torn last line a report left out (stdout stays the report)."""
+    for message in messages:
+        err.print(Text.assemble(("warning: ", "yellow"), message), highlight=False, soft_wrap=True)
 
 
 def _by(value: str) -> tuple[str, ...]:
@@ -129,14 +136,20 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
     rundir, manifest = _load_run(run_dir)
     by = _by(by_spec)
     _require_llm_verdicts(rundir, judge)
-    records = judged_records(rundir, judge)
+    try:
+        records = judged_records(rundir, judge)
+    except RunDirError as exc:  # a corrupt record: never report without it
+        fail(str(exc))
+    _warn([torn.describe() for torn in rundir.torn_lines()])
     if fmt == "html":
         from .html import render_html  # the heavy HTML renderer only when asked for
 
         name = "report.html" if judge == "rule" else f"report-{judge}.html"
-        _write_output(
-            output or rundir.path / name, render_html(rundir, judge=judge, records=records)
-        )
+        try:
+            html = render_html(rundir, judge=judge, records=records)
+        except RunDirError as exc:
+            fail(str(exc))
+        _write_output(output or rundir.path / name, html)
         return
     try:
         cases = {c.id: c for c in rundir.cases()} if by else None
@@ -194,7 +207,12 @@ def compare(
     for path, name in zip(run_dirs, names, strict=True):
         rundir, _ = _load_run(path)  # exit 2 naming a folder that is not a run
         _require_llm_verdicts(rundir, judge)
-        runs.append(load_run(path, judge, name))
+        try:
+            entry = load_run(path, judge, name)
+        except RunDirError as exc:  # a corrupt record: never rank a run without it
+            fail(str(exc))
+        _warn(list(entry.warnings))
+        runs.append(entry)
     rows = leaderboard(runs)
     pairs = paired_rows(runs[0], runs[1]) if paired else None
     if fmt == "json":

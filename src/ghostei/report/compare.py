@@ -44,6 +44,7 @@ class RunEntry:
     model: str | None
     agents: list[str]  # the run's agent order
     records: list[EpisodeRecord]
+    warnings: tuple[str, ...] = ()  # e.g. a torn last line left out of the records
 
     def model_of(self, agent: str) -> str | None:
         """The run's model, for the agents that used one (reference agents call none)."""
@@ -54,17 +55,22 @@ class RunEntry:
 
 
 def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
-    """A run folder's records as ``judge`` labels them; raises RunDirError if it is no run."""
+    """A run folder's records as ``judge`` labels them.
+
+    Raises RunDirError if it is no run or a record is corrupt.
+    """
     run = RunDir(path)
     manifest = run.manifest()
     config = manifest.get("config") or {}
     model = (config.get("model") or {}).get("model")
+    records = judged_records(run, judge)
     return RunEntry(
         name=name or path.name or str(path),
         path=path,
         model=model if isinstance(model, str) else None,
         agents=[a for a in config.get("agents", []) if isinstance(a, str)],
-        records=judged_records(run, judge),
+        records=records,
+        warnings=tuple(torn.describe() for torn in run.torn_lines()),
     )
 
 
