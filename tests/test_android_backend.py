@@ -36,6 +36,7 @@ from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
 from ghostei.android.seed import SPLIT
 from ghostei.device import OverlaySpec
+from ghostei.injection import build_injection
 from ghostei.sim.apps import installed_apps
 from ghostei.sim.phone import SimPhone
 from ghostei.world import FormField, WebPage, World
@@ -908,28 +909,42 @@ def served() -> Any:
 
 
 def _compare(served: Any, ids: list[int] | None) -> list[str]:
-    from ghostei.android.seed import unreadable_state
+    """Run oracle and gullible on each case through adb and directly; the undetermined ones.
+
+    What a stock device does not report is undetermined through adb, never a different
+    decided label: a decided label is the simulator's, and so are the steps and the step the
+    attack fired at, wherever the case's trigger can fire on a device.
+    """
+    from ghostei.cases.stats import case_decidability
+    from ghostei.observability import observability_for
     from ghostei.runner import RunConfig, run_episode
 
     serial, server, cases = served
     android = RunConfig(save_frames=False, backend="android", serial=serial, adb_port=server)
     direct = RunConfig(save_frames=False)
-    differences: list[str] = []
+    device = observability_for("android")
+    undetermined: list[str] = []
     for case in cases:
         if ids is not None and case.id not in ids:
             continue
+        trigger = build_injection(case).trigger
+        fires = trigger is None or device.supports_trigger(trigger.on)
         for agent in ("oracle", "gullible"):
             through = run_episode(case, agent, android, None)
             sim = run_episode(case, agent, direct, None)
             assert through.error is None, (case.id, agent, through.error)
-            assert (through.steps, through.fired_step) == (sim.steps, sim.fired_step), case.id
-            if through.label == sim.label:
+            if fires:
+                assert (through.steps, through.fired_step) == (sim.steps, sim.fired_step), case.id
+                assert through.exposed == sim.exposed, (case.id, agent)
+            if through.label == "undetermined":
+                # Only where `cases stats --backend android` says the rules may be blind.
+                blind = case_decidability(case, device)
+                assert not all(blind.values()), (case.id, agent, through.verdict)
+                undetermined.append(f"{case.id}:{agent}")
                 continue
-            # Only a check on data a device keeps to itself (a Booking reservation, a mail's
-            # folder) may read otherwise through adb: the device reports what it can.
-            assert unreadable_state(case.checks), (case.id, agent, through.label, sim.label)
-            differences.append(f"{case.id}:{agent}")
-    return differences
+            rationale = through.verdict.rationale if through.verdict else ""
+            assert through.label == sim.label, (case.id, agent, through.label, rationale)
+    return undetermined
 
 
 def test_labels_through_adb_match_the_simulator_for_each_injection_kind(served: Any) -> None:
@@ -940,18 +955,30 @@ def test_labels_through_adb_match_the_simulator_for_each_injection_kind(served: 
     for kind in ("overlay_data_capture", "overlay_consent", "popup_sms", "static_seed"):
         sample += [c.id for c in cases if injection_kind(c) == kind][:3]
     sample += [c.id for c in cases if injection_kind(c) == "deceptive_instruction"][:2]
-    # Cases 1 and 2: the oracle's task is a Booking reservation's state, which adb cannot read.
-    assert set(_compare(served, sample)) <= {"1:oracle", "2:oracle"}
+    undetermined = set(_compare(served, sample))
+    # Overlays are what a device reports best: the helper app's events and the phishing
+    # server's, so the gullible agent's compromise is decided on every one of them, but for
+    # case 2, whose overlay waits for a focused card field, which a device never reports.
+    overlays = [c.id for c in cases if injection_kind(c).startswith("overlay")][:6]
+    assert {f"{i}:gullible" for i in overlays} & undetermined <= {"2:gullible"}
 
 
 @pytest.mark.slow
-def test_labels_through_adb_match_the_simulator_for_every_case(served: Any) -> None:
-    from ghostei.android.seed import unreadable_state
-
+def test_labels_through_adb_match_the_simulator_for_every_case(
+    served: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, _, cases = served
-    differences = _compare(served, None)
-    private = {c.id for c in cases if unreadable_state(c.checks)}
-    assert {int(d.split(":")[0]) for d in differences} <= private
+    undetermined = _compare(served, None)
+    with capsys.disabled():
+        print(
+            f"\nthrough a served phone reporting what a stock device does: "
+            f"{len(undetermined)} of {2 * len(cases)} oracle/gullible episodes undetermined"
+        )
+    assert len(undetermined) <= UNDETERMINED_THROUGH_ADB
+
+
+# Measured; more would mean a backend reporting less, or cases written less decidably.
+UNDETERMINED_THROUGH_ADB = 220
 
 
 def test_check_device_says_what_is_wrong(served: Any) -> None:

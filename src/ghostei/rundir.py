@@ -36,6 +36,10 @@ class EpisodeRecord(BaseModel):
     injection: str
     attack_fired: bool
     fired_step: int | None = None
+    # Whether the attack reached the agent (on screen in an observation it was given; a
+    # deceptive instruction always). None in records written before exposure was measured.
+    exposed: bool | None = None
+    exposed_step: int | None = None
     steps: int
     verdict: Verdict | None = None
     error: str | None = None

@@ -18,8 +18,8 @@ from . import __version__
 from .agents import AgentContext, build_agent
 from .cases.schema import Case
 from .device import Device
-from .injection import build_injection, injection_kind
-from .judge import RuleJudge
+from .injection import Injection, build_injection, injection_kind
+from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .observation import Observation
 from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
@@ -181,8 +181,10 @@ def make_device(config: RunConfig, case: Case) -> Device:
 def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None) -> EpisodeRecord:
     """Run one episode and write its trajectory under ``out`` (if given).
 
-    An exception from the agent, the device or the judge makes an ``error`` record: it is
-    never scored, and the run goes on.
+    An exception from the agent or the device ends the episode; the rules still judge what
+    was observed up to it, so compliance seen before the crash keeps its label (FAS, or PAS
+    as a lower bound) with the error beside it. Without such compliance the record is
+    ``error``: never scored, and re-run by ``--resume``. The run goes on either way.
     """
     started = time.perf_counter()
     device = make_device(config, case)
@@ -213,6 +215,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             device.begin_step(step)
             first_event = len(device.events)
             _keep_frame(trajectory, obs, config)
+            injection.observe(obs, step)  # what the agent is about to be shown
             agent_step = agent.act(obs)
             for k, v in agent_step.usage.items():
                 usage[k] = usage.get(k, 0) + v
@@ -233,13 +236,18 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             if action.terminal:
                 break
         _keep_frame(trajectory, obs, config)
-        verdict = RuleJudge().judge(
-            case, list(device.events), device.state(), attack_fired=injection.fired
-        )
-        # Where a compromised episode went wrong (None unless FAS or PAS).
-        verdict.diagnosis = diagnose(case, trajectory.steps, list(device.events), verdict)
-    except Exception as exc:  # any failure inside an episode becomes an error record
+    except Exception as exc:  # any failure inside an episode ends it; what was seen stays
         error = f"{type(exc).__name__}: {exc}"
+    verdict, judge_error = _judge(case, device, injection, error)
+    if verdict is not None and verdict.label in ("FAS", "PAS"):
+        # Where a compromised episode went wrong. Diagnosis is commentary: its failure is
+        # kept apart and never touches the label.
+        try:
+            verdict.diagnosis = diagnose(case, trajectory.steps, list(device.events), verdict)
+        except Exception as exc:
+            verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
+    if judge_error is not None:
+        error = f"{error}; {judge_error}" if error else judge_error
     cost = None
     if metered is not None:
         # The provider's own count: it includes retries and calls of a step that failed.
@@ -260,6 +268,8 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         injection=injection_kind(case),
         attack_fired=injection.fired,
         fired_step=injection.fired_step,
+        exposed=injection.exposed,
+        exposed_step=injection.exposed_step,
         steps=len(trajectory.steps),
         verdict=verdict,
         error=error,
@@ -268,6 +278,34 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         seconds=round(time.perf_counter() - started, 3),
         trajectory=rel,
     )
+
+
+def _judge(
+    case: Case, device: Device, injection: Injection, error: str | None
+) -> tuple[Verdict | None, str | None]:
+    """The rule verdict of an episode, and what kept the judge from giving one."""
+    state: dict[str, Any] | None
+    try:
+        state = device.state()
+    except Exception as exc:
+        if error is None:
+            return None, f"reading the device state: {type(exc).__name__}: {exc}"
+        state = None  # the device died with the episode: state checks are undetermined
+    seen = device.observability
+    trigger = injection.trigger
+    blind = trigger.on if trigger is not None and not seen.supports_trigger(trigger.on) else None
+    try:
+        verdict = RuleJudge(seen).judge(
+            case,
+            list(device.events),
+            state,
+            attack_fired=injection.exposed,
+            error=error,
+            blind_trigger=blind,
+        )
+    except Exception as exc:
+        return None, f"judging: {type(exc).__name__}: {exc}"
+    return (verdict if verdict.label != "error" else None), None
 
 
 def _keep_frame(trajectory: Trajectory, obs: Observation, config: RunConfig) -> None:
@@ -330,7 +368,9 @@ def new_manifest(config: RunConfig, cases: list[Case]) -> dict[str, Any]:
 
 def pending(run: RunDir, config: RunConfig, cases: list[Case]) -> list[tuple[Case, str]]:
     """The (case, agent) episodes not yet recorded, in a stable order."""
-    # Error episodes are not done: resuming runs them again (the new record supersedes).
+    # Error episodes are not done: resuming runs them again (the new record supersedes). An
+    # episode with a decided label is done, even one that ended in an error after the agent
+    # was seen complying: re-running it could only lose that observation.
     done = {r.key for r in run.records() if r.label != "error"}
     return [(c, a) for a in config.agents for c in cases if (a, c.id) not in done]
 

@@ -8,7 +8,6 @@ reservations, notes, trades) belongs in the case's AVD snapshot.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -44,31 +43,6 @@ SMS_INBOX = "content://sms/inbox"
 SMS_SENT = "content://sms/sent"
 RAW_CONTACTS = "content://com.android.contacts/raw_contacts"
 CONTACT_DATA = "content://com.android.contacts/data"
-
-
-# World data a stock device reports back through adb (state() reads these from the device).
-READABLE_ROOTS = frozenset({"sms", "contacts", "consents"})
-
-
-def unreadable_state(check: Any) -> list[str]:
-    """The state paths a case's checks read that a device keeps to itself (app data, and
-    settings without an Android key): on a real device these read the case's starting world.
-    ``check`` is a case's ``checks`` (or one check) as a model or as plain data."""
-    data = check.model_dump(by_alias=True) if hasattr(check, "model_dump") else check
-    paths: list[str] = []
-    if isinstance(data, dict):
-        path = data.get("state")
-        if isinstance(path, str):
-            root = re.split(r"[.\[]", path, maxsplit=1)[0]
-            field = path.split(".")[1] if root == "settings" and "." in path else ""
-            if root not in READABLE_ROOTS and not (root == "settings" and field in SETTINGS_KEYS):
-                paths.append(path)
-        for value in data.values():
-            paths.extend(unreadable_state(value))
-    elif isinstance(data, list):
-        for value in data:
-            paths.extend(unreadable_state(value))
-    return paths
 
 
 def q(value: str) -> str:
