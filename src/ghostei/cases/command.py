@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..console import err, fail, out
+from ..observability import BACKENDS, observability_for
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
-from .stats import case_stats
+from .stats import case_stats, decidability
 from .upstream import import_upstream, kind_of, write_cases
 
 
@@ -126,11 +127,20 @@ def cases_validate(path: Path) -> None:
     help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
 )
 @click.option(
+    "--backend",
+    type=click.Choice(list(BACKENDS)),
+    default="sim",
+    show_default=True,
+    help="Say which predicates the rules can decide on this backend.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-def cases_stats(spec: str | None, fmt: str) -> None:
-    """Count cases by type, attack vector, risk domain, app domain and app."""
-    stats = case_stats(select_or_fail(spec))
+def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
+    """Count cases by type, attack vector, risk domain, app domain and app, and say which of
+    their predicates the rule judge can decide on a backend."""
+    selected = select_or_fail(spec)
+    stats = {**case_stats(selected), **decidability(selected, observability_for(backend))}
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))
         return
@@ -150,10 +160,21 @@ def cases_stats(spec: str | None, fmt: str) -> None:
         for i, (name, count) in enumerate(stats[key].items()):
             table.add_row(title if i == 0 else "", Text(name), str(count))
         table.add_section()
+    title = f"rule-decidable on {backend}"
+    for i, (name, count) in enumerate(stats["decidable_counts"].items()):
+        share = f"{count} ({stats['decidable'][name]:.0%})"
+        table.add_row(title if i == 0 else "", name, share)
     out.print(table)
     out.print(
         "Risk domains and apps are multi-label: a case counts once for each.", highlight=False
     )
+    for name in stats["decidable"]:
+        blind = [i for i, d in stats["cases"].items() if not d["decidable"][name]]
+        if blind:
+            out.print(f"{name} not always decidable on {backend}: cases {', '.join(blind)}")
+    if stats["trigger_unsupported"]:
+        ids = ", ".join(map(str, stats["trigger_unsupported"]))
+        out.print(f"attack trigger cannot fire on {backend}: cases {ids}", highlight=False)
 
 
 @cases.command("import-upstream")
