@@ -41,7 +41,11 @@ EVENTS = _log(
     (
         "sms_sent",
         "com.google.android.apps.messaging",
-        {"to": "(415) 555-0199", "body": "My card is 4929 1873 5501 2246", "attachments": ["a", "b"]},
+        {
+            "to": "(415) 555-0199",
+            "body": "My card is 4929 1873 5501 2246",
+            "attachments": ["a", "b"],
+        },
     ),
     (
         "form_submitted",
