@@ -3,7 +3,8 @@
 Three sources, merged into the episode's event log after every step:
 
 - logcat lines of the ``GhostEI`` tag. Our helper app prints one for each overlay it shows and
-  each answer to it; the served (simulated) phone prints every event of its log the same way.
+  each answer to it (:data:`HELPER_EVENTS`); the served (simulated) phone prints the same lines
+  (every event of its log with ``ghostei device serve --full-events``).
   A line is ``MM-DD HH:MM:SS.mmm  PID  TID I GhostEI : {"kind":…, "package":…, "data":{…}}``
   (``-v threadtime``; the JSON may carry a ``seq``). ``logcat -d`` prints the whole buffer each
   time, so lines already read are skipped.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,52 @@ from ..world import same_number
 from .apps import MESSAGES_PACKAGE
 
 LOGCAT_TAG = "GhostEI"
+
+
+@dataclass(frozen=True)
+class HelperEvent:
+    """One kind of event the helper app logs: the data keys it sends, and fixed values."""
+
+    kind: str
+    keys: frozenset[str]
+    where: Mapping[str, Any] = field(default_factory=dict)  # only events with these values
+
+    def reports(self, data: Mapping[str, Any]) -> bool:
+        """Whether the helper would log an event of this kind with this data."""
+        return all(k in data and data[k] == v for k, v in self.where.items())
+
+
+def _helper(kind: str, *keys: str, **where: Any) -> HelperEvent:
+    return HelperEvent(kind, frozenset(keys), where)
+
+
+# Exactly what the helper app (android/helper, Overlays.kt) logs under the GhostEI tag: the
+# overlays it draws and the answers to them. A stock device reports no other event of the
+# simulator's log; the served phone's logcat prints these only, unless told --full-events.
+# Keep in step with Overlays.kt (the kinds, and the keys of each ``EventLog.report`` map).
+HELPER_EVENTS: dict[str, HelperEvent] = {
+    e.kind: e
+    for e in (
+        _helper("overlay_shown", "title", "style", "urgent"),
+        _helper("overlay_confirmed", "title", "label"),
+        _helper("overlay_dismissed", "title", "label"),
+        _helper("consent_granted", "consent"),
+        _helper("consent_denied", "consent"),
+        # Only the link an overlay's confirm opens; Chrome's own links are nobody's report.
+        _helper("link_opened", "url", "source", source="overlay"),
+    )
+}
+HELPER_EVENT_KINDS = frozenset(HELPER_EVENTS)
+
+
+def helper_report(kind: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The data the helper app logs for an event, or None when it logs no such event."""
+    spec = HELPER_EVENTS.get(kind)
+    if spec is None or not spec.reports(data):
+        return None
+    return {k: v for k, v in data.items() if k in spec.keys}
+
+
 # threadtime: "05-12 09:41:03.000  1234  1234 I GhostEI : {...}"
 _THREADTIME = re.compile(
     r"^(?P<stamp>\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\s+\d+\s+\d+\s+[VDIWEF]\s+"

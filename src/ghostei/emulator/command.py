@@ -53,14 +53,25 @@ def device() -> None:
     default=None,
     help="Cases to make snapshots of (ids or a path; default: the built-in cases).",
 )
+@click.option(
+    "--full-events",
+    is_flag=True,
+    help="Log every event of the phone under the GhostEI logcat tag, not only what a stock "
+    "emulator with the helper app logs (for debugging).",
+)
 def serve(
     count: int,
     base_port: int,
     adb_port: int | None,
     screen: tuple[int, int],
     cases_spec: str | None,
+    full_events: bool,
 ) -> None:
-    """Serve phones as emulator-5554, emulator-5556, … until Ctrl-C."""
+    """Serve phones as emulator-5554, emulator-5556, … until Ctrl-C.
+
+    Each reports what a stock emulator with the overlay helper app reports: the helper's
+    overlay events in logcat, the phishing pages its browser loads over HTTP, the SMS it sent.
+    """
     # Imported here: the rest of the CLI should not pay for loading the phone's shell.
     from .serve import BASE_SNAPSHOT, ServedPhones, wait_for_devices
 
@@ -77,6 +88,7 @@ def serve(
             width=width,
             height=height,
             cases=cases,
+            full_events=full_events,
         )
     except OSError as exc:
         last = base_port + 2 * count - 1
@@ -101,6 +113,8 @@ def serve(
             f"snapshots: {BASE_SNAPSHOT} and ghostei-case-<id> for {len(cases)} case(s)",
             highlight=False,
         )
+        events = "every event" if full_events else "the helper app's events (stock)"
+        out.print(f"logcat GhostEI: {events}", highlight=False)
         server = phones.server_port
         if all(phones.registered) and wait_for_devices(phones.serials, server, timeout=5):
             out.print(f"registered with the adb server on port {server}", highlight=False)

@@ -17,6 +17,7 @@ from ..observation import Observation
 if TYPE_CHECKING:
     from ..sim.phone import SimPhone
     from ..world import World
+    from .network import PhoneNetwork
     from .vfs import PhoneFS
 
 T = TypeVar("T")
@@ -71,13 +72,19 @@ class DeviceState:
     """What the shell keeps between command lines (logcat's clear mark, stored settings, ...).
 
     Each kind of state is a small class created on first use; all of it is dropped when the
-    phone's world is replaced, as a snapshot load reverts a real device.
+    phone's world is replaced, as a snapshot load reverts a real device. What the phone *is*
+    stays: whether its logcat prints every event (``full_events``) or only the helper app's,
+    and its ``network`` (how its browser reaches servers; None: it reaches none).
     """
 
-    def __init__(self, phone: SimPhone) -> None:
+    def __init__(
+        self, phone: SimPhone, *, full_events: bool = True, network: PhoneNetwork | None = None
+    ) -> None:
         self._phone = phone
         self._world: World = phone.world
         self._slots: dict[type[Any], Any] = {}
+        self.full_events = full_events
+        self.network = network
 
     def slot(self, cls: type[T]) -> T:
         """The state object of type ``cls`` (created with ``cls()`` when first asked for)."""

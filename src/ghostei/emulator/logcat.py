@@ -1,8 +1,15 @@
 """``logcat``: the phone's events, as our helper app logs them on a real device.
 
-Every event of the phone's log is one line with tag ``GhostEI`` at priority I, whose message is
-the event as JSON ``{"kind":…,"package":…,"data":{…},"seq":…}``; the line's time is the event's
-and its pid the acting package's. The default format is API 34's ``threadtime``::
+A stock emulator with our helper app logs only the helper's own events under tag ``GhostEI``
+(:data:`ghostei.android.events.HELPER_EVENTS`: the overlays it draws and the answers to them,
+with the keys the helper sends), and so does the served phone by default: one line per such
+event, at priority I, from the helper's process. With ``full_events`` (``ghostei device serve
+--full-events``, for debugging) every event of the phone's log is a line, from the acting
+package's process, except those the phone's network already delivered to a server (a
+phishing page's visit, typing and submission): the host hears of those from the server, and
+must not hear twice. The message is the event as JSON
+``{"kind":…,"package":…,"data":{…},"seq":…}`` (``seq`` is the event's place in the phone's
+log) and the line's time the event's. The default format is API 34's ``threadtime``::
 
     05-12 09:41:03.000  4123  4123 I GhostEI : {"kind":"tap","package":"…","data":{…},"seq":3}
 
@@ -16,11 +23,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import datetime
 
+from ..android.events import helper_report
 from ..events import Event, EventLog
-from .commands import IO, Session, UsageError, command
-from .packages import pid
+from .commands import IO, DeviceState, Session, UsageError, command
+from .packages import HELPER_PACKAGE, pid
 
 TAG = "GhostEI"
 PRIORITIES = "VDIWEFS"
@@ -49,11 +58,25 @@ def message(event: Event) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def line(event: Event, fmt: str, fallback_time: str) -> str:
-    """One log line in a ``-v`` format."""
+def reported(events: list[Event], device: DeviceState) -> list[tuple[Event, int]]:
+    """The events the phone logs, each as logged, with the pid of the process that logs it."""
+    if device.full_events:
+        delivered = device.network.delivered(events) if device.network is not None else set()
+        return [(e, pid(e.package)) for e in events if e.seq not in delivered]
+    lines: list[tuple[Event, int]] = []
+    for event in events:
+        data = helper_report(event.kind, event.data)
+        if data is not None:
+            # The helper app writes the line from its own process, whatever package it names.
+            lines.append((replace(event, data=data), pid(HELPER_PACKAGE)))
+    return lines
+
+
+def line(event: Event, fmt: str, fallback_time: str, proc: int | None = None) -> str:
+    """One log line in a ``-v`` format; ``proc`` is the logging pid (default: the package's)."""
     moment = datetime.fromisoformat(event.time or fallback_time)
     stamp = moment.strftime("%m-%d %H:%M:%S.000")
-    proc = pid(event.package)
+    proc = pid(event.package) if proc is None else proc
     text = message(event)
     if fmt == "brief":
         return f"I/{TAG:<8}({proc:5d}): {text}"
@@ -126,14 +149,14 @@ def logcat(session: Session, argv: list[str], io: IO) -> int:
     buffers = set(values.get("-b", "main").split(","))
     if not buffers & {"main", "all", "default"}:
         return 0
-    events = buffer.events(log)
+    events = reported(buffer.events(log), session.device)
     if not _visible(specs, "-s" in flags):
         events = []
     if "-e" in values:
         pattern = re.compile(values["-e"])
-        events = [e for e in events if pattern.search(message(e))]
+        events = [(e, p) for e, p in events if pattern.search(message(e))]
     if "--pid" in values:
-        events = [e for e in events if str(pid(e.package)) == values["--pid"]]
+        events = [(e, p) for e, p in events if str(p) == values["--pid"]]
     tail = values.get("-t") or values.get("-T")
     if tail is not None and tail.isdigit():
         events = events[-int(tail) :] if int(tail) else []
@@ -144,6 +167,6 @@ def logcat(session: Session, argv: list[str], io: IO) -> int:
         return 0
     now = session.phone.now()
     io.print("--------- beginning of main")
-    for event in events:
-        io.print(line(event, fmt, now))
+    for event, proc in events:
+        io.print(line(event, fmt, now, proc))
     return 0

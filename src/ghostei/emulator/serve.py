@@ -12,6 +12,11 @@ Snapshots stand for the AVD snapshots a user prepares with the app data of each 
 phone starts with ``ghostei-base`` (the default world) and ``ghostei-case-<id>`` (each case's
 world), and the console saves, loads, lists and deletes them. Loading one gives the phone that
 world with a fresh OS (no app open, no overlay, no notification) and an empty event log.
+
+A served phone reports what a stock emulator with our helper app reports: its logcat prints
+only the helper's overlay events, its browser loads, types into and submits the phishing pages
+the helper's broadcast names over HTTP (:mod:`.network`), and the SMS provider lists what it
+sent. ``full_events`` makes logcat print every event of the phone's log too, for debugging.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ..sim.phone import SimPhone
 from ..world import build_world
 from .adbd import AdbDaemon
 from .console import EmulatorConsole, SnapshotInfo
+from .network import PhoneNetwork
 from .shell import AndroidShell
 from .vfs import PhoneFS
 
@@ -60,7 +66,11 @@ class _Snapshot:
 
 
 class ServedPhone:
-    """One simulated phone with its adbd and console."""
+    """One simulated phone with its adbd and console.
+
+    Its logcat prints the helper app's events only, unless ``full_events``; its ``network``
+    is how its browser reaches the phishing server.
+    """
 
     def __init__(
         self,
@@ -71,6 +81,7 @@ class ServedPhone:
         host: str = "127.0.0.1",
         token_path: Path | None = None,
         snapshots: Iterable[tuple[str, str]] = (),
+        full_events: bool = False,
     ) -> None:
         self.console_port = console_port
         self.adb_port = console_port + 1
@@ -80,7 +91,14 @@ class ServedPhone:
         # The phone is not thread-safe: adbd's streams, the console and the file system all
         # take this one lock around every use of it.
         self.lock = self.fs.lock
-        self.shell = AndroidShell(self.phone, self.fs, serial=self.serial)
+        self.network = PhoneNetwork(self.phone)
+        self.shell = AndroidShell(
+            self.phone,
+            self.fs,
+            serial=self.serial,
+            full_events=full_events,
+            network=self.network,
+        )
         self._started = time.monotonic()
         self._snapshots: dict[str, _Snapshot] = {
             name: _Snapshot(world_json, datetime.now(), 0.0) for name, world_json in snapshots
@@ -181,6 +199,8 @@ class ServedPhones:
 
     ``cases`` (default: the built-in cases) give the pre-made snapshots. ``register`` announces
     each phone to the adb server; ``registered`` tells which announcements reached a server.
+    ``full_events`` makes each phone's logcat print every event of its log, not only the
+    helper app's (``ghostei device serve --full-events``).
     """
 
     def __init__(
@@ -195,6 +215,7 @@ class ServedPhones:
         host: str = "127.0.0.1",
         token_path: Path | None = None,
         register: bool = True,
+        full_events: bool = False,
     ) -> None:
         if count < 1:
             raise ValueError("count must be at least 1")
@@ -212,6 +233,7 @@ class ServedPhones:
                     host=host,
                     token_path=token_path,
                     snapshots=snapshots,
+                    full_events=full_events,
                 )
                 self.phones.append(phone.start())
         except OSError:

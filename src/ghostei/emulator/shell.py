@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     textutils,
 )
 from .commands import IO, PROGRAMS, DeviceState, Program, Session, ShellExit, UsageError, Writer
+from .network import PhoneNetwork
 from .shell_parse import AndOr, Command, Pipeline, Redirect, ShellSyntaxError, Word, parse
 from .vfs import SYSTEM_BIN, PhoneFS
 
@@ -101,11 +102,21 @@ class _Capture:
 class AndroidShell:
     """Android's shell on the served phone; one per phone, shared by all adb connections."""
 
-    def __init__(self, phone: SimPhone, fs: PhoneFS, *, serial: str) -> None:
+    def __init__(
+        self,
+        phone: SimPhone,
+        fs: PhoneFS,
+        *,
+        serial: str,
+        full_events: bool = True,
+        network: PhoneNetwork | None = None,
+    ) -> None:
+        # The bare shell logs every event (its own tests read them all); ServedPhone, which
+        # stands for a stock emulator, asks for the helper app's events only.
         self.phone = phone
         self.fs = fs
         self.serial = serial
-        self.device = DeviceState(phone)
+        self.device = DeviceState(phone, full_events=full_events, network=network)
 
     def run(self, command: str, stdin: bytes = b"") -> ShellResult:
         """Run one command line as ``sh -c`` does and return its output and exit status."""

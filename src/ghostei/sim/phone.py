@@ -545,6 +545,9 @@ class SimPhone:
             typed=typed,
             sensitive=node.sensitive,
             window=window.name,
+            # What the app says about where the field is (a web page's url), after the
+            # field's own keys so that every event's data keeps one order.
+            **node.context,
         )
 
     def _key_backspace(self) -> None:

@@ -65,6 +65,9 @@ class Node:
     on_submit: Handler | None = None  # the IME action of a text field
     field_name: str = ""  # semantic name of an editable field, for events
     sensitive: bool = False  # holds secrets or personal data (triggers watch these)
+    # Data every text_typed event of this field carries besides its own (a web form's page
+    # ``url`` and ``phishing``), set by the app that knows it; the phone stays app-agnostic.
+    context: dict[str, Any] = field(default_factory=dict)
     # layout, in dp
     direction: Literal["column", "row", "stack"] = "column"
     width: float = 0.0  # 0: fill the parent's width (or share by weight in a row)
@@ -269,8 +272,12 @@ def form_field(
     rid: str = "",
     multiline: bool = False,
     inset: float = 16,
+    context: dict[str, Any] | None = None,
 ) -> Node:
-    """A labelled text field bound to ``values[name]``; the label stays when the hint is gone."""
+    """A labelled text field bound to ``values[name]``; the label stays when the hint is gone.
+
+    ``context`` goes into every ``text_typed`` event of the field (see ``Node.context``).
+    """
     field = text_field(
         values.get(name, ""),
         partial(values.__setitem__, name),
@@ -281,6 +288,7 @@ def form_field(
         rid=rid,
         multiline=multiline,
     )
+    field.context = dict(context or {})
     return column(text(label, size=14, fg=MUTED), field, gap=4, pad=(inset, 6, inset, 6))
 
 

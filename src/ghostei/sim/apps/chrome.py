@@ -321,6 +321,9 @@ class Chrome(App):
             )
         if page.form:
             values = self.forms.setdefault(page.url, {})
+            # Typing into a web form is typing on that page: a phishing kit's script (and so
+            # a real device's phishing server) sees it with the page's URL.
+            context = {"url": page.url, "phishing": page.phishing}
             for f in page.form:
                 kids.append(
                     form_field(
@@ -330,6 +333,7 @@ class Chrome(App):
                         password=f.password,
                         sensitive=f.sensitive,
                         inset=20,
+                        context=context,
                     )
                 )
             done = page.url in self.submitted

@@ -1,0 +1,174 @@
+"""The served phone's network: the one place its browser reaches a server outside the phone.
+
+On a real emulator the overlay helper's broadcast carries ``served_url``, where the host's
+loopback phishing server serves the overlay's page (``weburl``), and Chrome loads the page from
+there: the server records the visit, the keystroke beacons of the page's script and the
+submission. The simulated Chrome shows the page from the phone's own world and only logs these
+as events, which a stock device does not report. So the served phone's network does what the
+real browser's requests do: the helper's broadcast gives it a route (case URL -> served URL),
+and it watches the phone's event log for Chrome's
+
+- ``page_loaded`` of a routed URL: ``GET`` the served URL;
+- ``text_typed`` into a field of a routed page: the page script's beacon, ``POST`` to the
+  served URL with ``typed=1`` and ``field=<name>&value=<value>`` (see :func:`..phish.beacon_url`);
+- ``form_submitted`` of a routed page: ``POST`` every field of the page's form to the served
+  URL (``application/x-www-form-urlencoded``, empty fields included, as a browser sends them).
+
+Requests run while the phone handles the input that caused them, so the server has recorded
+them when the adb command returns, in the order the phone made them. They reach the host's
+loopback only: the emulator's host alias ``10.0.2.2`` is ``127.0.0.1`` here (the served phone
+runs on the host), and any other address is unreachable, as it is for an emulator without
+internet. Each request has a short timeout; a failure is kept in :attr:`PhoneNetwork.failures`
+and never breaks the phone (a real browser shows an error page and carries on). The direct
+simulator has no network at all: this lives in the served phone only.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
+
+from ..android.phish import CHROME_PACKAGE, EMULATOR_HOST_ALIAS, beacon_url
+from ..events import Event, EventLog
+from ..sim.phone import SimPhone
+
+DEFAULT_TIMEOUT = 2.0  # seconds per request: a loopback server answers in milliseconds
+HOST_ALIASES: Mapping[str, str] = {EMULATOR_HOST_ALIAS: "127.0.0.1"}
+# What the API-34 emulator image's Chrome sends.
+USER_AGENT = (
+    "Mozilla/5.0 (Linux; Android 14; sdk_gphone64_x86_64) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Chrome/113.0.5672.136 Mobile Safari/537.36"
+)
+FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+@dataclass(frozen=True)
+class NetworkFailure:
+    """A request that did not reach its server (or that the server refused)."""
+
+    method: str
+    url: str
+    reason: str
+
+
+class PhoneNetwork:
+    """How one served phone's browser reaches servers: routes from the helper, requests out."""
+
+    def __init__(
+        self,
+        phone: SimPhone,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        host_aliases: Mapping[str, str] = HOST_ALIASES,
+    ) -> None:
+        self.phone = phone
+        self.timeout = timeout
+        self.host_aliases = dict(host_aliases)
+        self.failures: list[NetworkFailure] = []
+        self._routes: dict[str, str] = {}  # case URL -> served URL
+        self._log: EventLog | None = None  # the phone's log the routes belong to
+        self._delivered: set[int] = set()  # seqs of events a server received
+
+    def route(self, url: str, served_url: str) -> None:
+        """Chrome loads ``url`` from ``served_url`` (the helper's broadcast said so)."""
+        self._watch()
+        self._routes[url] = served_url
+
+    def served_url(self, url: str) -> str | None:
+        """Where ``url`` is loaded from in the phone's present OS, or None if from nowhere."""
+        return self._routes.get(url) if self._log is self.phone.events else None
+
+    def delivered(self, events: Iterable[Event]) -> set[int]:
+        """The seqs of ``events`` (of the phone's present log) that reached a server."""
+        if self._log is not self.phone.events:
+            return set()
+        return {e.seq for e in events if e.seq in self._delivered}
+
+    def _watch(self) -> None:
+        log = self.phone.events
+        if log is self._log:
+            return
+        # A new log is a fresh OS (a snapshot load): Chrome remembers no route of the old one,
+        # and the old log gets no more events, so its subscription simply goes quiet.
+        self._log = log
+        self._routes = {}
+        self._delivered = set()
+        log.subscribe(self._on_event)
+
+    def _on_event(self, event: Event) -> None:
+        if event.package != CHROME_PACKAGE or self._log is not self.phone.events:
+            return
+        url = str(event.data.get("url", ""))
+        served = self._routes.get(url)
+        if served is None:
+            return
+        ok = False
+        if event.kind == "page_loaded":
+            ok = self._request("GET", served)
+        elif event.kind == "text_typed":
+            body = urlencode(
+                {"field": event.data.get("field", ""), "value": event.data.get("value", "")}
+            )
+            ok = self._request("POST", beacon_url(served), body)
+        elif event.kind == "form_submitted":
+            ok = self._request("POST", served, urlencode(self._form(url, event)))
+        if ok:
+            self._delivered.add(event.seq)
+
+    def _form(self, url: str, event: Event) -> list[tuple[str, str]]:
+        """Every field of the page's form in page order, as a browser submits it."""
+        raw = event.data.get("fields", {})
+        values = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        page = self.phone.world.page(url)
+        names = [f.name for f in page.form] if page is not None else list(values)
+        return [(name, values.get(name, "")) for name in names]
+
+    def _request(self, method: str, url: str, body: str | None = None) -> bool:
+        """Send one request; True when the server took it (2xx/3xx), else a failure is kept."""
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        target = self.host_aliases.get(host, host)
+        reason = _unreachable(parts.scheme, target)
+        if reason:
+            self.failures.append(NetworkFailure(method, url, reason))
+            return False
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        # The Host header names the server as the page's URL does (10.0.2.2:PORT).
+        headers = {"Host": parts.netloc, "User-Agent": USER_AGENT, "Accept": "*/*"}
+        data = body.encode("utf-8") if body is not None else None
+        if data is not None:
+            headers["Content-Type"] = FORM_TYPE
+        conn_type = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        conn = conn_type(target, parts.port, timeout=self.timeout)
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException) as exc:
+            self.failures.append(NetworkFailure(method, url, f"{type(exc).__name__}: {exc}"))
+            return False
+        finally:
+            conn.close()
+        if status >= 400:
+            self.failures.append(NetworkFailure(method, url, f"HTTP {status}"))
+            return False
+        return True
+
+
+def _unreachable(scheme: str, host: str) -> str:
+    """Why the phone cannot reach ``host`` ('' if it can): the host's loopback only."""
+    if scheme not in ("http", "https"):
+        return f"unsupported scheme {scheme!r}"
+    if host == "localhost":
+        return ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    return "" if loopback else f"{host} is unreachable: the phone reaches only the host"
