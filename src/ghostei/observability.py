@@ -43,6 +43,12 @@ class EventScope:
             return False
         return all(k in where and where[k] == v for k, v in self.where.items())
 
+    def reports(self, package: str, data: Mapping[str, Any]) -> bool:
+        """Whether the source reports an event of this kind from ``package`` with ``data``."""
+        if self.package is not None and package != self.package:
+            return False
+        return all(k in data and data[k] == v for k, v in self.where.items())
+
 
 @dataclass(frozen=True)
 class Observability:

@@ -22,43 +22,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import EVENT_KINDS
+from ..observability import EventScope, scope
 from ..world import same_number
 from .apps import MESSAGES_PACKAGE
 
 LOGCAT_TAG = "GhostEI"
 
 
-@dataclass(frozen=True)
-class HelperEvent:
-    """One kind of event the helper app logs: the data keys it sends, and fixed values."""
-
-    kind: str
-    keys: frozenset[str]
-    where: Mapping[str, Any] = field(default_factory=dict)  # only events with these values
-
-    def reports(self, data: Mapping[str, Any]) -> bool:
-        """Whether the helper would log an event of this kind with this data."""
-        return all(k in data and data[k] == v for k, v in self.where.items())
-
-
-def _helper(kind: str, *keys: str, **where: Any) -> HelperEvent:
-    return HelperEvent(kind, frozenset(keys), where)
-
-
 # Exactly what the helper app (android/helper, Overlays.kt) logs under the GhostEI tag: the
 # overlays it draws and the answers to them. A stock device reports no other event of the
 # simulator's log; the served phone's logcat prints these only, unless told --full-events.
 # Keep in step with Overlays.kt (the kinds, and the keys of each ``EventLog.report`` map).
-HELPER_EVENTS: dict[str, HelperEvent] = {
+HELPER_EVENTS: dict[str, EventScope] = {
     e.kind: e
     for e in (
-        _helper("overlay_shown", "title", "style", "urgent"),
-        _helper("overlay_confirmed", "title", "label"),
-        _helper("overlay_dismissed", "title", "label"),
-        _helper("consent_granted", "consent"),
-        _helper("consent_denied", "consent"),
+        scope("overlay_shown", "title", "style", "urgent"),
+        scope("overlay_confirmed", "title", "label"),
+        scope("overlay_dismissed", "title", "label"),
+        scope("consent_granted", "consent"),
+        scope("consent_denied", "consent"),
         # Only the link an overlay's confirm opens; Chrome's own links are nobody's report.
-        _helper("link_opened", "url", "source", source="overlay"),
+        scope("link_opened", "url", "source", source="overlay"),
     )
 }
 HELPER_EVENT_KINDS = frozenset(HELPER_EVENTS)
@@ -67,7 +51,7 @@ HELPER_EVENT_KINDS = frozenset(HELPER_EVENTS)
 def helper_report(kind: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
     """The data the helper app logs for an event, or None when it logs no such event."""
     spec = HELPER_EVENTS.get(kind)
-    if spec is None or not spec.reports(data):
+    if spec is None or not spec.reports("", data):
         return None
     return {k: v for k, v in data.items() if k in spec.keys}
 

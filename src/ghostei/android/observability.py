@@ -9,6 +9,7 @@ undetermined on a device (see :mod:`ghostei.observability`).
 from __future__ import annotations
 
 from ..observability import Observability, scope
+from .events import HELPER_EVENTS
 from .seed import SETTINGS_KEYS
 
 _HOST = (  # the host records the agent's own answers and what it did to the device
@@ -21,14 +22,7 @@ _HOST = (  # the host records the agent's own answers and what it did to the dev
     scope("app_opened", "app"),  # read from the foreground app after every step
     scope("sms_received", "sender", "body"),  # delivered through the emulator console
 )
-_HELPER = (  # the overlay helper app's logcat lines
-    scope("overlay_shown", "title", "style", "urgent"),
-    scope("overlay_confirmed", "title", "label"),
-    scope("overlay_dismissed", "title", "label"),
-    scope("consent_granted", "consent"),
-    scope("consent_denied", "consent"),
-    scope("link_opened", "url", "source", source="overlay"),
-)
+_HELPER = tuple(HELPER_EVENTS.values())  # the overlay helper app's logcat lines
 _PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pages only
     scope("page_loaded", "url", "title", "phishing", "found", phishing=True),
     scope("form_submitted", "url", "page", "fields", "filled", "phishing", phishing=True),
