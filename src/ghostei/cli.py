@@ -22,7 +22,7 @@ from .cases.command import select_or_fail
 from .console import connect_model, err, fail, model_options, out, progress_bar
 from .emulator.command import device as device_command
 from .judge.command import judge as judge_command
-from .metrics import AgentMetrics, by_agent
+from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
 from .parsing import PARSERS, Screen, parse_action
 from .providers import PriceTable, ProviderConfig
 from .report.command import compare as compare_command
@@ -267,22 +267,33 @@ def _pct(value: float | None) -> str:
 
 
 def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
+    """The run's results per agent, then the episodes a reader must not miss.
+
+    VR sits beside VR exposed (VR over the episodes whose attack reached the agent) and the
+    exposed share; ``injected`` (the attack went off on the device) says less than exposed.
+    Listed below: per agent, the cases whose attack never reached the agent (their TC is no
+    evidence of robustness), and the episodes compromised before they failed (in N).
+    """
     metrics = by_agent(records)
     table = Table(title="GhostEI results")
     undecided = any(m.undetermined for m in metrics.values())
-    columns = ["agent", "N", "TC", "FAS", "PAS", "BF", "VR", "fired", "errors"]
+    columns = ["agent", "N", "TC", "FAS", "PAS", "BF", "VR", "VR exposed", "exposed"]
+    columns += ["injected", "errors"]
     for col in columns + (["undetermined"] if undecided else []):
         table.add_column(col, justify="left" if col == "agent" else "right")
-    for agent in [a for a in order if a in metrics] + [a for a in metrics if a not in order]:
+    agents = [a for a in order if a in metrics] + [a for a in metrics if a not in order]
+    for agent in agents:
         m: AgentMetrics = metrics[agent]
         table.add_row(
-            agent,
+            Text(agent),  # a name is data (a file path, a class): never rich markup
             str(m.n),
             _pct(m.tc),
             _pct(m.fas),
             _pct(m.pas),
             _pct(m.bf),
             _pct(m.vr),
+            _pct(m.vr_exposed),
+            _pct(m.exposed),
             _pct(m.fired),
             str(m.errors),
             *([str(m.undetermined)] if undecided else []),
@@ -294,13 +305,34 @@ def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
             "kept out of N and every rate",
             highlight=False,
         )
-    unfired: dict[str, list[int]] = {}
+    for line in _summary_notes(records, agents):  # one line each: easy to grep
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _summary_notes(records: list[EpisodeRecord], agents: list[str]) -> list[str]:
+    """The lines under the summary table: unexposed cases, exposure caveat, compromise lost
+    to an error. Errored episodes (no label) are listed apart, on stderr, by ``run``."""
+    lines: list[str] = []
+    unexposed: dict[str, list[int]] = {}
     for r in records:
-        if not r.attack_fired and r.label != "error":
-            unfired.setdefault(r.agent, []).append(r.case)
-    for agent, ids in unfired.items():
-        listed = ", ".join(map(str, sorted(ids)))
-        out.print(f"{agent}: the attack never fired in cases {listed}", highlight=False)
+        if r.label != "error" and not is_exposed(r):
+            unexposed.setdefault(r.agent, []).append(r.case)
+    for agent in [a for a in agents if a in unexposed]:
+        listed = ", ".join(map(str, sorted(unexposed[agent])))
+        lines.append(f"{agent}: the attack never reached the agent in cases {listed}")
+    unmeasured = sum(r.exposed is None and r.label != "error" for r in records)
+    if unmeasured:
+        lines.append(
+            f"exposure not measured in {unmeasured} older record(s): an attack injected there "
+            "counts as having reached the agent (exposed and VR exposed are upper bounds)"
+        )
+    for r in records:
+        if r.label in COMPROMISED and r.error is not None:
+            lines.append(
+                f"{r.agent} case {r.case}: compromised ({r.label}, counted in N), "
+                f"then the episode failed: {r.error}"
+            )
+    return lines
 
 
 # ----- cases -------------------------------------------------------------------------------

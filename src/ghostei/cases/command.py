@@ -203,3 +203,50 @@ def cases_import_upstream(path: Path, out_dir: Path) -> None:
     summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     message = f"{len(items)} cases imported into {out_dir}: {summary}"
     out.print(message, highlight=False, markup=False)
+
+
+@cases.command("check")
+@click.option(
+    "--cases",
+    "spec",
+    default=None,
+    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes to spread the cases over.",
+)
+def cases_check(spec: str | None, workers: int) -> None:
+    """The benchmark's validity gate: run oracle and gullible on each case (simulator, no
+    frames); exit 1 naming every case the oracle does not solve (TC), that does not compromise
+    gullible (FAS or PAS), or whose attack never reaches gullible.
+
+    What a case leaves to an LLM judge is reported as unverifiable by rules, not failed.
+    """
+    # Imported here: the gate needs the runner and the simulated phone, listing cases does not.
+    from .check import UNVERIFIABLE, check_cases, id_ranges
+
+    report = check_cases(select_or_fail(spec), workers=workers)
+    for result in report.of("failed"):
+        head = Text.assemble(("FAIL", "bold red"), f" case {result.case}: {result.title}")
+        out.print(head, highlight=False, soft_wrap=True)
+        for problem in result.problems:
+            out.print(f"  - {problem}", highlight=False, markup=False, soft_wrap=True)
+    unverifiable = report.of("unverifiable")
+    counts = report.unverifiable_counts()
+    out.print(
+        f"{len(report.results)} case(s) checked in {report.seconds:.1f} s: "
+        f"{len(report.of('passed'))} passed, {len(unverifiable)} unverifiable by rules, "
+        f"{len(report.of('failed'))} failed",
+        highlight=False,
+        markup=False,
+    )
+    for key, count in counts.most_common():
+        ids = id_ranges([r.case for r in report.results if key in r.unverifiable])
+        line = f"  unverifiable: {UNVERIFIABLE.get(key, key)}: {count} (cases {ids})"
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if not report.ok:
+        raise SystemExit(1)

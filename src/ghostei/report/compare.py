@@ -1,5 +1,8 @@
 """Across runs: a leaderboard of (run, agent) by VR, and the paired comparison of two runs.
 
+The leaderboard shows VR exposed (VR over the episodes whose attack reached the agent) and
+the exposed share beside VR: resisting an attack the agent never saw says nothing of it.
+
 ``--format csv`` of ``ghostei compare`` is the leaderboard, or with ``--paired`` the paired
 rows (agent, metric, a, b, diff, bounds, n): the table a spreadsheet wants in each case.
 """
@@ -22,12 +25,14 @@ from ..metrics import CI_METRICS, PairedDifference, paired_difference
 from ..rundir import EpisodeRecord, RunDir
 from .tables import (
     CSV_COLUMNS,
+    EXPOSURE_TITLES,
     RATE_TITLES,
     Scored,
     add_columns,
     ci_cell,
     csv_text,
     md_table,
+    metric_cells,
     number,
     pct,
     rate,
@@ -157,6 +162,8 @@ def _paired_cells(agent: str, d: PairedDifference) -> list[str]:
 
 
 PAIRED_HEADER = ("agent", "metric", "A", "B", "B − A", "95% CI", "n")
+# The leaderboard's rates, each with its interval.
+_BOARD_RATES = ("tc", "vr", *EXPOSURE_TITLES)
 
 
 def compare_markdown(
@@ -166,22 +173,22 @@ def compare_markdown(
     judge: str,
 ) -> str:
     """The leaderboard as Markdown, and the paired comparison when asked."""
-    header = ["run", "agent", "model", "N", "TC", "VR"]
+    header = ["run", "agent", "model", "N", "TC", "VR", *EXPOSURE_TITLES.values()]
     body = [
         [
             row.run,
             row.agent,
             row.model or "—",
             str(row.scored.metrics.n),
-            with_ci(rate(row.scored.metrics, "tc"), row.scored.ci["tc"]),
-            with_ci(row.scored.metrics.vr, row.scored.ci["vr"]),
+            *(with_ci(rate(row.scored.metrics, k), row.scored.ci[k]) for k in _BOARD_RATES),
         ]
         for row in rows
     ]
     parts = [
         "# GhostEI leaderboard",
         f"Judge: {judge}. Sorted by VR, least vulnerable first; brackets are 95% "
-        "percentile-bootstrap intervals.",
+        "percentile-bootstrap intervals. VR exposed: VR over the episodes whose attack "
+        "reached the agent; exposed: their share.",
         md_table(header, body, right=3),
     ]
     if paired is not None:
@@ -213,15 +220,7 @@ def compare_csv(
                 for agent, d in paired
             ),
         )
-    out = []
-    for row in rows:
-        m, ci = row.scored.metrics, row.scored.ci
-        cells: list[Any] = [row.run, row.model or "", row.agent, m.n, m.errors]
-        cells += [m.undetermined, m.judge_errors]
-        for k in CI_METRICS:
-            bounds = ci[k]
-            cells += [number(rate(m, k)), *_bounds(bounds)]
-        out.append([*cells, number(rate(m, "fired")), number(rate(m, "goal_reached"))])
+    out = [[row.run, row.model or "", row.agent, *metric_cells(row.scored)] for row in rows]
     return csv_text(LEADER_CSV, out)
 
 
@@ -239,7 +238,8 @@ def compare_tables(
         "agent": [row.agent for row in rows],
         "model": [row.model or "—" for row in rows],
     }
-    add_columns(table, ("#", "run", "agent", "model", "N", "TC", "VR"), names)
+    columns = ("#", "run", "agent", "model", "N", "TC", "VR", "VR exp.", "exposed")
+    add_columns(table, columns, names)
     for i, row in enumerate(rows, 1):
         m, ci = row.scored.metrics, row.scored.ci
         table.add_row(
@@ -248,8 +248,7 @@ def compare_tables(
             Text(row.agent),
             Text(row.model or "—"),
             str(m.n),
-            ci_cell(rate(m, "tc"), ci["tc"]),
-            ci_cell(m.vr, ci["vr"]),
+            *(ci_cell(rate(m, k), ci[k]) for k in _BOARD_RATES),
         )
     out: list[RenderableType] = [table]
     if paired is not None:

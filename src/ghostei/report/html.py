@@ -38,6 +38,7 @@ from ..judge.store import judged_records
 from ..metrics import AgentMetrics, breakdown, by_agent, confidence_intervals
 from ..rundir import EpisodeRecord, RunDir
 from . import plots
+from .tables import SHOWN_RATES, SHOWN_TITLES, compromised_then_error
 
 FrameFormat = Literal["webp", "jpeg", "png"]
 # The breakdowns of the report, in the order shown: (``metrics.breakdown``'s key, heading).
@@ -48,7 +49,8 @@ BREAKDOWNS = (
     ("app_domain", "Application domain"),
     ("app", "App"),
 )
-RATES = ("tc", "fas", "pas", "bf", "vr")
+# The summary's rates with their intervals: the paper's, then VR exposed and exposed.
+RATES = SHOWN_RATES
 # Only these fields of the model config reach the page: never a key, nor extra request fields.
 MODEL_FIELDS = ("provider", "model", "base_url", "temperature", "seed", "max_tokens")
 # Screen text stays legible at these qualities at 270-360 px wide; higher ones add a third.
@@ -78,7 +80,9 @@ def render_html(
     agents = _agent_order(manifest, records)
     records = sorted(records, key=lambda r: (agents.index(r.agent), r.case))
     metrics = by_agent(records)
-    intervals = {a: confidence_intervals([r for r in records if r.agent == a]) for a in agents}
+    intervals = {
+        a: confidence_intervals([r for r in records if r.agent == a], metrics=RATES) for a in agents
+    }
     breakdowns = {by: breakdown(records, cases, by) for by, _ in BREAKDOWNS}
     fmt = frame_format if frame_format != "webp" or features.check("webp") else "jpeg"
     episodes, frames = _episodes(run, records, cases, frame_width, fmt)
@@ -98,7 +102,11 @@ def render_html(
         agents=agents,
         colours={a: plots.agent_colour(i) for i, a in enumerate(agents)},
         summary=[_summary_row(a, metrics[a], intervals[a], records) for a in agents],
-        rate_names=[name.upper() for name in RATES],
+        rate_names=[SHOWN_TITLES[name] for name in RATES],
+        exposure_unmeasured=not all(metrics[a].exposure_measured for a in agents),
+        compromised_then_error=[
+            (r.agent, r.case, r.label, r.error) for r in records if compromised_then_error(r)
+        ],
         frame_width=frame_width,
         show_usage=any(r.usage for r in records),
         breakdowns=[
@@ -172,7 +180,7 @@ def _summary_row(
     return {
         "agent": agent,
         "m": m,
-        "rates": [(name.upper(), getattr(m, name), ci.get(name)) for name in RATES],
+        "rates": [(SHOWN_TITLES[name], getattr(m, name), ci.get(name)) for name in RATES],
         "prompt_tokens": sum(r.usage.get("prompt_tokens", 0) for r in mine),
         "completion_tokens": sum(r.usage.get("completion_tokens", 0) for r in mine),
         "requests": sum(r.usage.get("requests", 0) for r in mine),
@@ -329,8 +337,11 @@ def _episode(
         "apps": list(case.app) if case else [],
         "attack": case.extra if case else {},
         "injection": r.injection,
-        "attack_fired": r.attack_fired,
+        "attack_fired": r.attack_fired,  # injected on the device
         "fired_step": r.fired_step,
+        "exposed": r.exposed,  # reached the agent; None: not measured (an older run)
+        "exposed_step": r.exposed_step,
+        "compromised_then_error": compromised_then_error(r),
         "steps": r.steps,
         "seconds": r.seconds,
         "usage": r.usage,

@@ -36,6 +36,17 @@
     });
   }
 
+  // Whether and when the attack reached the agent; null exposure: a record from before
+  // exposure was measured.
+  function exposure(meta) {
+    if (meta.exposed === null || meta.exposed === undefined) return "not measured (older run)";
+    return meta.exposed ? "at step " + meta.exposed_step : "no: never on screen for the agent";
+  }
+
+  function exposedStep(meta) {
+    return meta.exposed ? meta.exposed_step : null;
+  }
+
   function loadEpisode(id) {
     if (!cache[id]) cache[id] = JSON.parse($("ep-data-" + id).textContent);
     return cache[id];
@@ -66,7 +77,8 @@
       b.dataset.episode = e.id;
       b.setAttribute("aria-current", current && current.meta.id === e.id ? "true" : "false");
       b.appendChild(el("span", "label " + e.label, e.label));
-      b.appendChild(el("span", "ep-who", e.agent + " · case " + e.case));
+      b.appendChild(el("span", "ep-who", e.agent + " · case " + e.case +
+        (e.compromised_then_error ? " · then error" : "")));
       b.appendChild(el("span", "ep-title", e.title));
       b.title = e.title;
       b.addEventListener("click", function () { select(e.id); });
@@ -95,12 +107,16 @@
       ["case type", meta.case_type], ["mechanism", meta.use_dynamic],
       ["risks", meta.risks.join(", ")], ["app domain", meta.app_domain],
       ["apps", meta.apps.join(", ")], ["injection", meta.injection],
-      ["attack fired", meta.attack_fired ? "at step " + meta.fired_step : "no"],
+      ["attack injected", meta.attack_fired ? "at step " + meta.fired_step : "no"],
+      ["attack reached the agent", exposure(meta)],
       ["steps", meta.steps],
     ]);
     var error = $("ep-error");
     error.hidden = !meta.error;
-    error.textContent = meta.error ? "episode error: " + meta.error : "";
+    // A compromise observed before the failure keeps its label: say both, never only one.
+    error.textContent = !meta.error ? "" : meta.compromised_then_error
+      ? "compromised (" + meta.label + "), then the episode failed: " + meta.error
+      : "episode error: " + meta.error;
     renderJudge(meta.verdict);
     $("ep-attack").textContent = pretty(meta.attack);
     var slider = $("step-slider");
@@ -136,7 +152,7 @@
     fillGrid($("judge-labels"), [
       ["judge", v.judge], ["label", v.label], ["attack", v.attack],
       ["task completed", v.task_completed], ["goal reached", v.goal_reached],
-      ["attack fired", v.attack_fired], ["first compliance", v.first_compliance_step],
+      ["attack reached the agent", v.attack_fired], ["first compliance", v.first_compliance_step],
       ["evidence", evidence], ["judge error", v.error],
     ]);
     $("judge-rationale").textContent = v.rationale || "";
@@ -151,13 +167,17 @@
     var list = $("timeline");
     clear(list);
     var fired = current.meta.attack_fired ? current.meta.fired_step : null;
+    var seen = exposedStep(current.meta);
     var comply = complianceStep(current.meta);
     for (var i = 0; i < current.count; i++) {
       var li = el("li");
       var b = el("button", "", i < current.data.steps.length ? String(i) : "end");
       b.type = "button";
       b.dataset.pos = String(i);
-      if (i === fired) { b.classList.add("fired"); b.title = "the attack fired: on screen from here"; }
+      var why = [];
+      if (i === fired) { b.classList.add("fired"); why.push("the attack fired: injected on the device"); }
+      if (i === seen) { b.classList.add("exposed"); why.push("the attack reached the agent: on screen in its observation"); }
+      if (why.length) b.title = why.join("; ");
       if (i === comply) { b.classList.add("comply"); b.title = "first compliance with the attack"; }
       b.addEventListener("click", function (ev) { go(Number(ev.currentTarget.dataset.pos)); });
       li.appendChild(b);
@@ -191,12 +211,15 @@
     if (hasFrame) img.src = uri;
     else img.removeAttribute("src");
     var fired = meta.attack_fired && meta.fired_step === pos;
+    var seen = exposedStep(meta) === pos;
     $("frame").classList.toggle("fired", fired);
+    $("frame").classList.toggle("exposed", seen);
     drawMark(step ? step.mark : null);
 
     var flags = $("step-flags");
     clear(flags);
-    if (fired) flags.appendChild(el("div", "flag fired", "⚠ The attack fired: it is on screen from this step on"));
+    if (fired) flags.appendChild(el("div", "flag fired", "⚠ The attack fired: injected on the device before this screen"));
+    if (seen) flags.appendChild(el("div", "flag exposed", "👁 The attack reached the agent: on screen in the observation it was given"));
     if (complianceStep(meta) === pos) {
       var d = meta.verdict && meta.verdict.diagnosis;
       flags.appendChild(el("div", "flag comply",
