@@ -916,7 +916,7 @@ def _compare(served: Any, ids: list[int] | None) -> list[str]:
     attack fired at, wherever the case's trigger can fire on a device.
     """
     from ghostei.cases.stats import case_decidability
-    from ghostei.observability import observability_for
+    from ghostei.observability import case_observability, observability_for
     from ghostei.runner import RunConfig, run_episode
 
     serial, server, cases = served
@@ -938,7 +938,7 @@ def _compare(served: Any, ids: list[int] | None) -> list[str]:
                 assert through.exposed == sim.exposed, (case.id, agent)
             if through.label == "undetermined":
                 # Only where `cases stats --backend android` says the rules may be blind.
-                blind = case_decidability(case, device)
+                blind = case_decidability(case, case_observability("android", case))
                 assert not all(blind.values()), (case.id, agent, through.verdict)
                 undetermined.append(f"{case.id}:{agent}")
                 continue

@@ -65,8 +65,11 @@ class Device(Protocol):
     """What the runner, injections and judges need of a device."""
 
     events: EventLog
-    # What this backend can observe: checks reading anything else are undetermined on it.
-    observability: Observability
+
+    @property
+    def observability(self) -> Observability:
+        """What this device observes in the episode: checks reading anything else are
+        undetermined on it."""
 
     def reset(self, setup: dict[str, Any] | None, seed: int = 0) -> Observation:
         """Start an episode from a case's world data; the event log is emptied."""

@@ -19,9 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .events import EVENTS
+
+if TYPE_CHECKING:
+    from .cases.schema import Case
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,15 @@ def scope(kind: str, *keys: str, package: str | None = None, **where: Any) -> Ev
 SIM = Observability("sim")
 
 BACKENDS = ("sim", "android")
+
+
+def case_observability(backend: str, case: Case) -> Observability:
+    """What a backend observes in one case's episodes (a device reaches some pages only)."""
+    if backend == "android":
+        from .android.observability import for_case
+
+        return for_case(case)
+    return observability_for(backend)
 
 
 def observability_for(backend: str) -> Observability:

@@ -36,6 +36,7 @@ from PIL import Image
 from ..actions import Action
 from ..device import DEFAULT_ATTACKER_PACKAGE, OverlaySpec, log_host_action
 from ..events import EventLog
+from ..observability import Observability
 from ..observation import Observation, UIElement
 from ..world import Contact, FileEntry, World, build_world
 from . import seed as seeding
@@ -50,7 +51,7 @@ from .apps import (
 from .console import ConsoleError, EmulatorConsole, console_port
 from .events import DeviceEvent, EventReader, parse_rows
 from .hierarchy import DumpError, Screen, parse_dump
-from .observability import ANDROID
+from .observability import with_pages
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
 from .transport import AdbError, AdbTransport, AdbutilsTransport
 
@@ -152,8 +153,6 @@ def shared_phish_server() -> PhishServer:
 class AndroidDevice:
     """An Android device (emulator or phone) reached through adb, as a GhostEI Device."""
 
-    observability = ANDROID  # what a stock device with our helper app reports
-
     def __init__(
         self,
         serial: str,
@@ -189,8 +188,16 @@ class AndroidDevice:
         self._now = self._world.clock
         self.snapshot: str | None = None  # the snapshot the episode started from
         self.unseeded: list[str] = []  # world data this device could not be given
+        self._served_pages: set[str] = set()  # phishing URLs sent to the phishing server
 
     # ----- the device contract -------------------------------------------------------------
+
+    @property
+    def observability(self) -> Observability:
+        """What a stock device with our helper app reports in this episode: the phishing
+        server's reports count only if every phishing page was sent to it."""
+        pages = [p.url for p in self._world.web if p.phishing]
+        return with_pages(pages, self._served_pages)
 
     @property
     def world(self) -> World:
@@ -204,6 +211,7 @@ class AndroidDevice:
         self.events = EventLog()
         self.events.clock = lambda: self._now
         self.unseeded = []
+        self._served_pages = set()
         self.snapshot = self._load_snapshot()
         if not self._from_case_snapshot:
             self._seed(build_world(None), self._world)
@@ -293,6 +301,7 @@ class AndroidDevice:
         served = self._served_url(spec.url)
         if served:
             extras.append(("--es", "served_url", served))
+            self._served_pages.add(spec.url)
         args = " ".join(f"{flag} {key} {seeding.q(value)}" for flag, key, value in extras)
         out = self.adb.shell(f"am broadcast -n {HELPER_COMPONENT} -a {OVERLAY_ACTION} {args}")
         result = re.search(r"Broadcast completed: result=(-?\d+)", out)

@@ -8,9 +8,16 @@ undetermined on a device (see :mod:`ghostei.observability`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from ..observability import Observability, scope
 from .events import HELPER_EVENTS
 from .seed import SETTINGS_KEYS
+
+if TYPE_CHECKING:
+    from ..cases.schema import Case
 
 _HOST = (  # the host records the agent's own answers and what it did to the device
     scope("answered"),
@@ -54,3 +61,32 @@ ANDROID = Observability(
     # A stock device reports no focus changes, so a field-focus trigger never fires there.
     triggers=frozenset({"app_opened", "step"}),
 )
+
+# The phishing server sees only the pages the device's browser is sent to it for: an overlay's
+# page (the helper opens its served address). A link in an SMS, a mail or a planted page names
+# the attacker's real host, which a device cannot reach, so whatever happens there (a visit,
+# typing, a submission) is reported by nobody.
+ANDROID_UNSERVED_PAGES = replace(
+    ANDROID, events=tuple(s for s in ANDROID.events or () if s not in _PHISHING_SERVER)
+)
+
+
+def with_pages(urls: Iterable[str], served: Iterable[str]) -> Observability:
+    """What a device observes in an episode with these phishing pages, ``served`` of them
+    through the phishing server: everything :data:`ANDROID` does only when all were."""
+    return ANDROID if set(urls) <= set(served) else ANDROID_UNSERVED_PAGES
+
+
+def for_case(case: Case) -> Observability:
+    """What a device observes in a case's episodes, known before running them: the
+    phishing server's reports count only when every phishing page is an overlay's."""
+    from ..injection import OverlayDataCapture, build_injection, phishing_url
+    from ..world import build_world
+
+    pages = [p.url for p in build_world(case.setup).web if p.phishing]
+    if case.case_type == "Static Environment Injection":
+        pages += [p.url for p in build_world(case.static.seed).web if p.phishing]
+    if case.use_dynamic == "Popup SMS" and case.sms.page_information is not None:
+        pages.append(case.sms.page_information.url)
+    served = [phishing_url(case)] if isinstance(build_injection(case), OverlayDataCapture) else []
+    return with_pages([*pages, *served], served)

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..console import err, fail, out
-from ..observability import BACKENDS, observability_for
+from ..observability import BACKENDS
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
 from .stats import case_stats, decidability
 from .upstream import import_upstream, kind_of, write_cases
@@ -140,7 +140,7 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
     """Count cases by type, attack vector, risk domain, app domain and app, and say which of
     their predicates the rule judge can decide on a backend."""
     selected = select_or_fail(spec)
-    stats = {**case_stats(selected), **decidability(selected, observability_for(backend))}
+    stats = {**case_stats(selected), **decidability(selected, backend)}
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))
         return

@@ -8,7 +8,7 @@ from typing import Any, get_args
 
 from ..checks import decidable
 from ..injection import build_injection
-from ..observability import Observability
+from ..observability import Observability, case_observability
 from .schema import APP_DOMAINS, RISK_DOMAINS, Case, CaseType, UseDynamic
 
 CASE_TYPES: tuple[str, ...] = get_args(CaseType)
@@ -55,13 +55,13 @@ def case_decidability(case: Case, seen: Observability) -> dict[str, bool]:
     return out
 
 
-def decidability(cases: Sequence[Case], seen: Observability) -> dict[str, Any]:
-    """Per case and over all: the share of cases whose predicates are rule-decidable on
-    ``seen``'s backend, and the cases whose trigger never fires there."""
-    per_case = {c.id: case_decidability(c, seen) for c in cases}
+def decidability(cases: Sequence[Case], backend: str) -> dict[str, Any]:
+    """Per case and over all: the share of cases whose predicates are rule-decidable on a
+    backend, and the cases whose trigger never fires there."""
+    per_case = {c.id: case_decidability(c, case_observability(backend, c)) for c in cases}
     n = len(cases) or 1
     return {
-        "backend": seen.name,
+        "backend": backend,
         "decidable": {p: round(sum(d[p] for d in per_case.values()) / n, 4) for p in PREDICATES},
         "decidable_counts": {p: sum(d[p] for d in per_case.values()) for p in PREDICATES},
         "trigger_unsupported": [i for i, d in per_case.items() if not d["trigger"]],
