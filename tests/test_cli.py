@@ -39,6 +39,11 @@ METRIC_KEYS = {
     "bf",
     "vr",
     "fired",
+    "exposed",
+    "vr_exposed",
+    "exposure_measured",
+    "exposure_ci",
+    "compromised_then_error",
     "goal_reached",
     "tokens",
     "requests",
@@ -324,7 +329,8 @@ def test_report_json_shape(small_run: Path) -> None:
         assert set(metrics) == METRIC_KEYS
         assert metrics["n"] == 3 and metrics["errors"] == 0
         counts = {"n", "errors", "undetermined", "judge_errors", "tokens", "requests", "cost"}
-        for key in METRIC_KEYS - counts - {"ci"}:
+        counts |= {"compromised_then_error", "exposure_measured"}
+        for key in METRIC_KEYS - counts - {"ci", "exposure_ci"}:
             assert metrics[key] is None or 0.0 <= metrics[key] <= 1.0, key
         # Reference agents call no model.
         assert metrics["tokens"] == {"prompt": 0, "completion": 0}
@@ -333,6 +339,8 @@ def test_report_json_shape(small_run: Path) -> None:
     assert oracle["tc"] == 1.0 and oracle["vr"] == 0.0 and oracle["fas"] == 0.0
     assert gullible["fas"] == 1.0 and gullible["vr"] == 1.0 and gullible["tc"] == 0.0
     assert oracle["fired"] == gullible["fired"] == 1.0
+    assert oracle["exposed"] == gullible["exposed"] == 1.0 and gullible["vr_exposed"] == 1.0
+    assert oracle["exposure_measured"] and oracle["compromised_then_error"] == 0
     episodes = report["episodes"]
     assert len(episodes) == 6
     for e in episodes:

@@ -289,7 +289,8 @@ def test_compare_paired(run: Path, run_b: Path) -> None:
 def test_compare_formats(run: Path, run_b: Path) -> None:
     md = ok("compare", str(run), str(run_b), "--format", "md")
     (board,) = md_tables(md)
-    assert board[0] == ["run", "agent", "model", "N", "TC", "VR"] and len(board) == 2 + 4
+    header = ["run", "agent", "model", "N", "TC", "VR", "VR exposed", "exposed"]
+    assert board[0] == header and len(board) == 2 + 4
     assert board[2][:3] == ["run-a", "oracle", "—"]
     rows = list(csv.DictReader(io.StringIO(ok("compare", str(run), str(run_b), "--format", "csv"))))
     assert [(r["run"], r["agent"]) for r in rows][:2] == [("run-a", "oracle"), ("run-b", "oracle")]
