@@ -17,6 +17,7 @@ from ghostei.cli import main
 
 BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
 KEYS = ["total", "case_type", "use_dynamic", "overlay_page", "risk", "app_domain", "app"]
+DECIDABILITY = ["backend", "decidable", "decidable_counts", "trigger_unsupported", "cases"]
 APPS = (
     "Messages",
     "Gmail",
@@ -48,13 +49,15 @@ def stats_json(*args: str) -> dict[str, Any]:
 
 def test_stats_json_shape() -> None:
     stats = stats_json()
-    assert list(stats) == KEYS
+    assert list(stats) == KEYS + DECIDABILITY
     assert stats["total"] == len(builtin_cases())
     assert list(stats["case_type"]) == list(CASE_TYPES)
     assert list(stats["use_dynamic"]) == list(USE_DYNAMIC)
     assert list(stats["overlay_page"]) == ["true", "false"]
     assert list(stats["risk"])[: len(RISK_DOMAINS)] == list(RISK_DOMAINS)
     assert list(stats["app_domain"])[: len(APP_DOMAINS)] == list(APP_DOMAINS)
+    assert stats["backend"] == "sim"
+    assert stats["decidable"] == {"task": 1.0, "full_attack": 1.0, "partial_attack": 1.0}
     for key in KEYS[1:]:
         assert all(isinstance(v, int) and v >= 0 for v in stats[key].values()), key
     assert sum(stats["case_type"].values()) == stats["total"]
@@ -112,3 +115,34 @@ def test_the_builtin_set_meets_the_paper_minima() -> None:
     }
     short = {name: f"{have} < {need}" for name, (have, need) in minima.items() if have < need}
     assert not short, f"below the paper's counts: {short}"
+
+
+def test_decidability_on_a_device() -> None:
+    stats = stats_json("--backend", "android")
+    assert stats["backend"] == "android"
+    shares, counts = stats["decidable"], stats["decidable_counts"]
+    assert set(shares) == {"task", "full_attack", "partial_attack"}
+    for name, count in counts.items():
+        assert shares[name] == round(count / stats["total"], 4)
+        assert count == sum(c["decidable"][name] for c in stats["cases"].values())
+    # A device reports neither mail nor focus: the blind spots are named, case by case.
+    assert 0 < counts["task"] < stats["total"]
+    case_2 = stats["cases"]["2"]  # its overlay waits for a focused card field
+    assert case_2["trigger"] is False and 2 in stats["trigger_unsupported"]
+    # Case 3's overlay phishing page is served by the phishing server: all decidable.
+    assert stats["cases"]["3"] == {
+        "decidable": {"task": True, "full_attack": True, "partial_attack": True},
+        "trigger": True,
+    }
+    # Case 8's phishing page is behind an SMS link a device cannot reach.
+    assert stats["cases"]["8"]["decidable"]["full_attack"] is False
+    selected = stats_json("--backend", "android", "--cases", "3,8")
+    assert selected["decidable"]["full_attack"] == 0.5 and list(selected["cases"]) == ["3", "8"]
+
+
+def test_decidability_table_names_the_blind_cases() -> None:
+    result = cli("cases", "stats", "--backend", "android", "--cases", "2,3,8")
+    assert result.exit_code == 0, result.output
+    assert "rule-decidable on android" in result.output
+    assert "full_attack not always decidable on android: cases 8" in result.output
+    assert "attack trigger cannot fire on android: cases 2" in result.output
