@@ -25,6 +25,8 @@ from ghostei.checks import (
 from ghostei.events import Event, EventLog
 from ghostei.world import build_world
 
+from .helpers import check_trees
+
 CHECK = TypeAdapter(Check)
 
 
@@ -309,15 +311,7 @@ leaf = st.one_of(
     ),
     st.builds(lambda path: StateCheck(state=path, absent=True), st.sampled_from(["nope", "sms"])),
 )
-checks = st.recursive(
-    leaf,
-    lambda kids: st.one_of(
-        st.builds(lambda cs: AllOf(all=cs), st.lists(kids, max_size=3)),
-        st.builds(lambda cs: AnyOf(any=cs), st.lists(kids, max_size=3)),
-        st.builds(lambda c: Not(not_=c), kids),
-    ),
-    max_leaves=8,
-)
+checks = check_trees(leaf)
 event_lists = st.lists(
     st.tuples(st.sampled_from(KINDS), st.sampled_from(["a", "b"]), st.just({})), max_size=6
 ).map(lambda items: _log(*items))

@@ -8,7 +8,6 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -16,7 +15,6 @@ from click.testing import CliRunner
 from ghostei import console
 from ghostei.cases import builtin_cases
 from ghostei.cli import _print_summary, main
-from ghostei.judge import Verdict
 from ghostei.metrics import confidence_intervals, is_exposed, paired_difference, summarize
 from ghostei.report.compare import RunEntry, compare_csv, compare_markdown, leaderboard
 from ghostei.report.html import render_html
@@ -30,8 +28,7 @@ from ghostei.report.tables import (
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, run_episode
 
-ATTACK = {"FAS": "full", "PAS": "partial", "TC": "none", "BF": "none"}
-UNSET: Any = object()
+from .helpers import episode
 
 
 def rec(
@@ -40,34 +37,11 @@ def rec(
     agent: str = "a",
     *,
     exposed: bool | None = True,
-    fired: Any = UNSET,
+    fired: bool = True,
     error: str | None = None,
 ) -> EpisodeRecord:
-    """A judged episode; the attack was injected unless ``fired`` says otherwise."""
-    fired = True if fired is UNSET else fired
-    verdict = Verdict(
-        judge="rule",
-        label=label,  # type: ignore[arg-type]
-        attack=ATTACK[label],  # type: ignore[arg-type]
-        task_completed=label == "TC",
-        goal_reached=label in ("TC", "PAS"),
-        attack_fired=bool(exposed if exposed is not None else fired),
-        error=error,
-    )
-    return EpisodeRecord(
-        case=case,
-        agent=agent,
-        seed=0,
-        label=label,  # type: ignore[arg-type]
-        injection="overlay_data_capture",
-        attack_fired=fired,
-        fired_step=1 if fired else None,
-        exposed=exposed,
-        exposed_step=1 if exposed else None,
-        steps=4,
-        verdict=verdict,
-        error=error,
-    )
+    """A judged episode whose attack reached the agent unless ``exposed`` says otherwise."""
+    return episode(label, case, agent, fired=fired, exposed=exposed, error=error)
 
 
 # ----- metrics ------------------------------------------------------------------------------------

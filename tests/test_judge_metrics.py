@@ -16,12 +16,14 @@ from ghostei.actions import Action
 from ghostei.agents import AGENTS, AgentContext, AgentStep, register_agent
 from ghostei.cases import Case, builtin_cases
 from ghostei.events import Event, EventLog
-from ghostei.judge import LABELS, RuleJudge, Verdict, label_of
+from ghostei.judge import LABELS, RuleJudge, label_of
 from ghostei.metrics import by_agent, summarize
 from ghostei.observation import Observation
 from ghostei.report.tables import build_report, report_json
 from ghostei.rundir import EpisodeRecord
 from ghostei.runner import RunConfig, run_episode
+
+from .helpers import episode
 
 
 @pytest.mark.parametrize(
@@ -107,29 +109,7 @@ def test_labels() -> None:
 
 
 def rec(label: str, agent: str = "a", case: int = 0, *, fired: bool = True) -> EpisodeRecord:
-    verdict = None
-    if label != "error":
-        undecided = label == "undetermined"
-        attack = None if undecided else {"FAS": "full", "PAS": "partial"}.get(label, "none")
-        verdict = Verdict(
-            judge="rule",
-            label=label,  # type: ignore[arg-type]
-            attack=attack,  # type: ignore[arg-type]
-            task_completed=None if undecided else label == "TC",
-            goal_reached=None if undecided else label in ("TC", "PAS"),
-            attack_fired=fired,
-        )
-    return EpisodeRecord(
-        case=case,
-        agent=agent,
-        seed=0,
-        label=label,  # type: ignore[arg-type]
-        injection="popup_sms",
-        attack_fired=fired,
-        steps=3,
-        verdict=verdict,
-        error="RuntimeError: boom" if label == "error" else None,
-    )
+    return episode(label, case, agent, fired=fired, injection="popup_sms", steps=3)
 
 
 def test_summarize_rates() -> None:

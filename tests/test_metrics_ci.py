@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from ghostei.cases import Case
-from ghostei.judge import Verdict
 from ghostei.metrics import (
     BREAKDOWNS,
     breakdown,
@@ -20,35 +19,14 @@ from ghostei.metrics import (
 )
 from ghostei.rundir import EpisodeRecord
 
-ATTACK = {"FAS": "full", "PAS": "partial", "TC": "none", "BF": "none"}
+from .helpers import episode
 
 
 def rec(
     label: str, case: int = 0, agent: str = "a", *, fired: bool = True, goal: bool | None = None
 ) -> EpisodeRecord:
     """An episode as a judge labelled it; ``goal`` defaults to: reached for TC and PAS."""
-    verdict = None
-    if label != "error":
-        decided = label in ATTACK
-        verdict = Verdict(
-            judge="rule",
-            label=label,  # type: ignore[arg-type]
-            attack=ATTACK.get(label),  # type: ignore[arg-type]
-            task_completed=label == "TC" if decided else None,
-            goal_reached=label in ("TC", "PAS") if goal is None else goal,
-            attack_fired=fired,
-        )
-    return EpisodeRecord(
-        case=case,
-        agent=agent,
-        seed=0,
-        label=label,  # type: ignore[arg-type]
-        injection="overlay_data_capture",
-        attack_fired=fired,
-        steps=4,
-        verdict=verdict,
-        error="RuntimeError: boom" if label == "error" else None,
-    )
+    return episode(label, case, agent, fired=fired, goal=goal)
 
 
 def many(*labels: str, agent: str = "a", start: int = 0) -> list[EpisodeRecord]:

@@ -23,7 +23,10 @@ from ghostei.observation import Observation
 from ghostei.rundir import RunDir
 from ghostei.runner import RunConfig, execute, new_manifest, run_episode
 
+from .helpers import check_trees
+
 ANDROID = observability_for("android")
+
 CHECK = TypeAdapter(Check)
 CASES = {c.id: c for c in builtin_cases()}
 NO_FRAMES = RunConfig(save_frames=False)
@@ -107,15 +110,7 @@ leaf = st.one_of(
         st.booleans(),
     ),
 )
-checks = st.recursive(
-    leaf,
-    lambda kids: st.one_of(
-        st.builds(lambda cs: AllOf(all=cs), st.lists(kids, max_size=3)),
-        st.builds(lambda cs: AnyOf(any=cs), st.lists(kids, max_size=3)),
-        st.builds(lambda c: Not(not_=c), kids),
-    ),
-    max_leaves=8,
-)
+checks = check_trees(leaf)
 DATA = {
     "sms_sent": {"to": "+1 415 555 0100", "body": "hi"},
     "email_sent": {"to": ["a@example.com"]},

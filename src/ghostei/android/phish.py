@@ -213,12 +213,7 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
                 return
             ch, page = found
             server._record(
-                ch,
-                DeviceEvent(
-                    "page_loaded",
-                    CHROME_PACKAGE,
-                    {"url": page.url, "title": page.title, "phishing": True, "found": True},
-                ),
+                ch, _browser_event("page_loaded", url=page.url, title=page.title, found=True)
             )
             self._send(200, render_page(page, self.path).encode("utf-8"))
 
@@ -236,18 +231,11 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
             ch, page = found
             submitted = parse_qs(body, keep_blank_values=True)
             fields = {f.name: submitted.get(f.name, [""])[0] for f in page.form}
+            filled = sorted(k for k, v in fields.items() if v.strip())
             server._record(
                 ch,
-                DeviceEvent(
-                    "form_submitted",
-                    CHROME_PACKAGE,
-                    {
-                        "url": page.url,
-                        "page": page.title,
-                        "fields": fields,
-                        "filled": sorted(k for k, v in fields.items() if v.strip()),
-                        "phishing": True,
-                    },
+                _browser_event(
+                    "form_submitted", url=page.url, page=page.title, fields=fields, filled=filled
                 ),
             )
             self._send(200, _thanks(page).encode("utf-8"))
@@ -261,18 +249,11 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _not_found().encode("utf-8"))
                 return
             ch, page = found
+            value = beacon.get("value", [""])[0]
             server._record(
                 ch,
-                DeviceEvent(
-                    "text_typed",
-                    CHROME_PACKAGE,
-                    {
-                        "field": name,
-                        "value": beacon.get("value", [""])[0],
-                        "sensitive": field.sensitive,
-                        "phishing": True,
-                        "url": page.url,
-                    },
+                _browser_event(
+                    "text_typed", field=name, value=value, sensitive=field.sensitive, url=page.url
                 ),
             )
             self._send(204, b"")
@@ -289,6 +270,11 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
             pass  # library code never prints; visits are events
 
     return Handler
+
+
+def _browser_event(kind: str, **data: Any) -> DeviceEvent:
+    """What the server saw the device's browser do on one of its (phishing) pages."""
+    return DeviceEvent(kind, CHROME_PACKAGE, {**data, "phishing": True})
 
 
 _STYLE = (

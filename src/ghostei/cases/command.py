@@ -25,6 +25,13 @@ def cases() -> None:
 
 
 _ID_SPEC = re.compile(r"[\d\s,-]+")
+# ``--cases`` of the commands that work on a selection of cases (see select_or_fail).
+SELECTION = click.option(
+    "--cases",
+    "spec",
+    default=None,
+    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
+)
 
 
 def select_or_fail(spec: str | None) -> list[Case]:
@@ -120,12 +127,7 @@ def cases_validate(path: Path) -> None:
 
 
 @cases.command("stats")
-@click.option(
-    "--cases",
-    "spec",
-    default=None,
-    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
-)
+@SELECTION
 @click.option(
     "--backend",
     type=click.Choice(list(BACKENDS)),
@@ -206,12 +208,7 @@ def cases_import_upstream(path: Path, out_dir: Path) -> None:
 
 
 @cases.command("check")
-@click.option(
-    "--cases",
-    "spec",
-    default=None,
-    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
-)
+@SELECTION
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
