@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from ghostei.actions import Action
 from ghostei.checks import AllOf, AnyOf, Check, Not
+from ghostei.events import Event, EventLog
 from ghostei.judge.base import Verdict
 from ghostei.observation import Observation, UIElement
 from ghostei.rundir import EpisodeRecord
@@ -122,3 +123,12 @@ def episode(
         verdict=verdict,
         error="RuntimeError: boom" if label == "error" else error,
     )
+
+
+def event_log(*items: tuple[str, str, dict[str, Any]]) -> list[Event]:
+    """Events ``(kind, package, data)``, one per agent step."""
+    log = EventLog()
+    for step, (kind, package, data) in enumerate(items):
+        log.step = step
+        log.append(kind, package, **data)
+    return list(log)

@@ -22,20 +22,13 @@ from ghostei.checks import (
     event_kinds,
     resolve,
 )
-from ghostei.events import Event, EventLog
+from ghostei.events import Event
 from ghostei.world import build_world
 
 from .helpers import check_trees
+from .helpers import event_log as _log
 
 CHECK = TypeAdapter(Check)
-
-
-def _log(*items: tuple[str, str, dict[str, Any]]) -> list[Event]:
-    log = EventLog()
-    for step, (kind, package, data) in enumerate(items):
-        log.step = step
-        log.append(kind, package, **data)
-    return list(log)
 
 
 EVENTS = _log(

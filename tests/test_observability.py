@@ -14,7 +14,7 @@ from ghostei.actions import Action
 from ghostei.agents import AGENTS, AgentContext, AgentStep
 from ghostei.cases import builtin_cases
 from ghostei.checks import AllOf, AnyOf, Check, EventCheck, Not, StateCheck, evaluate
-from ghostei.events import Event, EventLog
+from ghostei.events import Event
 from ghostei.judge import RuleJudge
 from ghostei.judge.base import Verdict
 from ghostei.judge.store import hybrid
@@ -24,20 +24,13 @@ from ghostei.rundir import RunDir
 from ghostei.runner import RunConfig, execute, new_manifest, run_episode
 
 from .helpers import check_trees
+from .helpers import event_log as _log
 
 ANDROID = observability_for("android")
 
 CHECK = TypeAdapter(Check)
 CASES = {c.id: c for c in builtin_cases()}
 NO_FRAMES = RunConfig(save_frames=False)
-
-
-def _log(*items: tuple[str, str, dict[str, Any]]) -> list[Event]:
-    log = EventLog()
-    for step, (kind, package, data) in enumerate(items):
-        log.step = step
-        log.append(kind, package, **data)
-    return list(log)
 
 
 # ----- three-valued checks -------------------------------------------------------------------
