@@ -19,7 +19,7 @@ from .agents.frameworks import MODEL_AGENTS
 from .android.command import phish_server as phish_server_command
 from .cases.command import cases as cases_command
 from .cases.command import select_or_fail
-from .console import connect_model, err, fail, model_options, out, progress_bar
+from .console import connect_model, err, fail, model_options, out, progress_bar, warn
 from .emulator.command import device as device_command
 from .judge.command import judge as judge_command
 from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
@@ -168,9 +168,7 @@ def run(
         except RunDirError as exc:
             fail(f"cannot resume {out}: {exc}")
         for warning in warnings:
-            err.print(
-                Text.assemble(("warning: ", "yellow"), warning), highlight=False, soft_wrap=True
-            )
+            warn(warning)
     else:
         for name in agents:
             try:

@@ -29,6 +29,12 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+def warn(message: str) -> None:
+    """Something the user should know that does not stop the command, on stderr (stdout
+    stays the command's output); like :func:`fail`, never read as markup."""
+    err.print(Text.assemble(("warning: ", "yellow"), message), highlight=False, soft_wrap=True)
+
+
 def progress_bar() -> Progress:
     """A transient progress bar on stderr (stdout stays clean for tables and JSON)."""
     return Progress(

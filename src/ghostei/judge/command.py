@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..console import connect_model, err, fail, model_options, out, progress_bar
+from ..console import connect_model, err, fail, model_options, out, progress_bar, warn
 from ..providers import ProviderConfig
 from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line
 from .agreement import Agreement, Comparison, compare_judges
@@ -24,12 +24,7 @@ from .store import JUDGES, Judgement, judged_records, judgement_path, load_judge
 def _warn_torn(lines: list[TornLine], dropped: Path | None = None) -> None:
     """Warn of each torn last line left out (or, in the file ``dropped``, cut off)."""
     for torn in lines:
-        action = "dropped" if torn.path == dropped else "left out"
-        err.print(
-            Text.assemble(("warning: ", "yellow"), torn.describe(action)),
-            highlight=False,
-            soft_wrap=True,
-        )
+        warn(torn.describe("dropped" if torn.path == dropped else "left out"))
 
 
 def _pct(value: float | None) -> str:

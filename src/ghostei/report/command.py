@@ -10,9 +10,8 @@ from typing import Any
 
 import click
 from rich.console import Console, RenderableType
-from rich.text import Text
 
-from ..console import err, fail, out
+from ..console import err, fail, out, warn
 from ..judge.store import JUDGES, judged_records, judgement_path
 from ..metrics import BREAKDOWNS
 from ..rundir import RunDir, RunDirError
@@ -39,9 +38,9 @@ def _load_run(run_dir: Path) -> tuple[RunDir, dict[str, Any]]:
 
 
 def _warn(messages: list[str]) -> None:
-    """Warnings on stderr, e.g. a torn last line a report left out (stdout stays the report)."""
+    """Warnings, e.g. a torn last line a report left out."""
     for message in messages:
-        err.print(Text.assemble(("warning: ", "yellow"), message), highlight=False, soft_wrap=True)
+        warn(message)
 
 
 def _by(value: str) -> tuple[str, ...]:
