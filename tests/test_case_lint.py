@@ -97,7 +97,7 @@ def _open_missing_app(d: dict[str, Any]) -> None:
         (_where_typo, "checks.partial_attack.any[1].where.sensitve", "no key 'sensitve'"),
         (_contains_typo, "checks.task.contains.bdy", "no key 'bdy'"),
         (_unknown_event, "checks.full_attack", "unknown event kind 'form_submited'"),
-        (_min_count_zero, "checks.partial_attack.any.0.min_count", "greater than or equal to 1"),
+        (_min_count_zero, "checks.partial_attack.any[0].min_count", "greater than or equal to 1"),
         (_trigger_app, "extra.trigger.apps[0]", "'Go Forx' is not an app on the phone"),
         (_open_missing_app, "solution[0].value", "'Bookin' is not an app on the phone"),
     ],
@@ -306,10 +306,10 @@ def _nested_mistakes(d: dict[str, Any]) -> None:
     ("mutate", "fields"),
     [
         (lambda d: d["extra"].pop("title"), ["extra.title"]),
-        (lambda d: d["extra"]["trigger"].__setitem__("apps", [3]), ["extra.trigger.apps.0"]),
+        (lambda d: d["extra"]["trigger"].__setitem__("apps", [3]), ["extra.trigger.apps[0]"]),
         (
             _nested_mistakes,
-            ["checks.task.all.0.min_count", "checks.task.all.1.state", "checks.task.all.2.hint"],
+            ["checks.task.all[0].min_count", "checks.task.all[1].state", "checks.task.all[2].hint"],
         ),
     ],
     ids=["extra_field", "extra_nested", "union"],

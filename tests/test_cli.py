@@ -162,7 +162,7 @@ def _bad_domain(d: dict[str, Any]) -> None:
         (_bad_event, ["case 2", "checks.task", "no_such_event"]),
         (_bad_risk, ["case 2", "potential_risks", "Alien Invasion"]),
         (_bad_world, ["case 2", "setup", "guests"]),
-        (_bad_step, ["case 2", "solution.1"]),
+        (_bad_step, ["case 2", "solution[1]"]),
         (_bad_domain, ["case 2", "Gardening"]),
     ],
     ids=["missing_prompt", "unknown_event", "unknown_risk", "bad_world", "bad_step", "domain"],

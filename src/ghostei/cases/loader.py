@@ -140,14 +140,17 @@ def _parse(where: str, obj: dict[str, Any]) -> Case | list[CaseError]:
 
 
 def _field_path(loc: Loc, obj: dict[str, Any]) -> str:
-    """A location as users write the field: no union-member or validator names, list
-    indices as pydantic gives them (``solution.1``)."""
-    parts = [str(p) for p in loc if not _is_tag(p)]
+    """A location as users write the field, the way the linter does: no union-member or
+    validator names, list indices in brackets (``solution[1].value``)."""
+    parts = [p for p in loc if not _is_tag(p)]
     # Case's own validator checks ``extra`` against the attack kind's model, and pydantic
     # locates those errors within that model: ``trigger.apps.0`` is in ``extra``.
-    if parts and parts[0] not in Case.model_fields and parts[0] not in obj:
+    if parts and str(parts[0]) not in Case.model_fields and str(parts[0]) not in obj:
         parts.insert(0, "extra")
-    return ".".join(parts) or "(case)"
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
+    return path or "(case)"
 
 
 # ----- loading ----------------------------------------------------------------------------------
