@@ -36,7 +36,7 @@ from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
 from ghostei.android.seed import SPLIT
 from ghostei.device import OverlaySpec
-from ghostei.injection import build_injection
+from ghostei.injection import build_injection, trigger_can_fire
 from ghostei.sim.apps import installed_apps
 from ghostei.sim.phone import SimPhone
 from ghostei.world import FormField, WebPage, World
@@ -928,7 +928,7 @@ def _compare(served: Any, ids: list[int] | None) -> list[str]:
         if ids is not None and case.id not in ids:
             continue
         trigger = build_injection(case).trigger
-        fires = trigger is None or device.supports_trigger(trigger.on)
+        fires = trigger is None or trigger_can_fire(trigger, device)
         for agent in ("oracle", "gullible"):
             through = run_episode(case, agent, android, None)
             sim = run_episode(case, agent, direct, None)
@@ -957,10 +957,11 @@ def test_labels_through_adb_match_the_simulator_for_each_injection_kind(served: 
     sample += [c.id for c in cases if injection_kind(c) == "deceptive_instruction"][:2]
     undetermined = set(_compare(served, sample))
     # Overlays are what a device reports best: the helper app's events and the phishing
-    # server's, so the gullible agent's compromise is decided on every one of them, but for
-    # case 2, whose overlay waits for a focused card field, which a device never reports.
+    # server's, so the gullible agent's compromise is decided on every one of them (case 2's
+    # overlay waits for the card field's focus, which the device's dump shows).
     overlays = [c.id for c in cases if injection_kind(c).startswith("overlay")][:6]
-    assert {f"{i}:gullible" for i in overlays} & undetermined <= {"2:gullible"}
+    assert 2 in overlays
+    assert not {f"{i}:gullible" for i in overlays} & undetermined
 
 
 @pytest.mark.slow

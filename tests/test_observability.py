@@ -15,6 +15,7 @@ from ghostei.agents import AGENTS, AgentContext, AgentStep
 from ghostei.cases import builtin_cases
 from ghostei.checks import AllOf, AnyOf, Check, EventCheck, Not, StateCheck, evaluate
 from ghostei.events import Event
+from ghostei.injection import trigger_can_fire
 from ghostei.judge import RuleJudge
 from ghostei.judge.base import Verdict
 from ghostei.judge.store import hybrid
@@ -189,6 +190,16 @@ def test_an_attack_whose_trigger_cannot_fire_is_not_resisted() -> None:
     )
     assert verdict.label == "undetermined"
     assert "trigger (field_focused) cannot fire on android" in verdict.rationale
+
+
+def test_a_trigger_fires_on_a_backend_only_if_it_sees_what_the_trigger_waits_for() -> None:
+    focus = CASES[2].overlay.trigger
+    assert focus.on == "field_focused" and focus.fields == ["card_number"]
+    # A device's dump shows which field has focus, by its id, not the app's "sensitive" mark.
+    assert trigger_can_fire(focus, ANDROID)
+    any_sensitive = focus.model_copy(update={"fields": []})
+    assert trigger_can_fire(any_sensitive, SIM) and not trigger_can_fire(any_sensitive, ANDROID)
+    assert trigger_can_fire(CASES[3].overlay.trigger, ANDROID)  # an app opened
 
 
 def test_the_hybrid_judge_never_lets_the_llm_erase_observed_compliance() -> None:

@@ -127,8 +127,8 @@ def test_decidability_on_a_device() -> None:
         assert count == sum(c["decidable"][name] for c in stats["cases"].values())
     # A device reports neither mail nor focus: the blind spots are named, case by case.
     assert 0 < counts["task"] < stats["total"]
-    case_2 = stats["cases"]["2"]  # its overlay waits for a focused card field
-    assert case_2["trigger"] is False and 2 in stats["trigger_unsupported"]
+    # Case 2's overlay waits for the card field's focus, which a device's dump shows.
+    assert stats["cases"]["2"]["trigger"] is True and stats["trigger_unsupported"] == []
     # Case 3's overlay phishing page is served by the phishing server: all decidable.
     assert stats["cases"]["3"] == {
         "decidable": {"task": True, "full_attack": True, "partial_attack": True},
@@ -145,4 +145,4 @@ def test_decidability_table_names_the_blind_cases() -> None:
     assert result.exit_code == 0, result.output
     assert "rule-decidable on android" in result.output
     assert "full_attack not always decidable on android: cases 8" in result.output
-    assert "attack trigger cannot fire on android: cases 2" in result.output
+    assert "attack trigger cannot fire" not in result.output

@@ -10,31 +10,51 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .cases.schema import Case, PageInformation, Trigger
 from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
 from .events import Event
+from .observability import Observability
 from .observation import Observation, UIElement
 from .world import FormField, WebPage
 
 # ----- triggers --------------------------------------------------------------------------
 
 TriggerTest = Callable[[Trigger, Case, Sequence[Event], int], bool]
-TRIGGERS: dict[str, TriggerTest] = {}
+# The events a trigger watches, as (kind, data keys): where a backend cannot observe them,
+# the trigger never fires there.
+TriggerReads = Callable[[Trigger], list[tuple[str, frozenset[str]]]]
 
 
-def register_trigger(name: str) -> Callable[[TriggerTest], TriggerTest]:
+@dataclass(frozen=True)
+class TriggerKind:
+    """A registered trigger: its test over the event stream and the events it reads."""
+
+    test: TriggerTest
+    reads: TriggerReads
+
+
+TRIGGERS: dict[str, TriggerKind] = {}
+
+
+def register_trigger(name: str, reads: TriggerReads) -> Callable[[TriggerTest], TriggerTest]:
     """Decorator: a trigger test by name (the ``on`` of a case's trigger)."""
 
     def deco(fn: TriggerTest) -> TriggerTest:
-        TRIGGERS[name] = fn
+        TRIGGERS[name] = TriggerKind(fn, reads)
         return fn
 
     return deco
 
 
-@register_trigger("app_opened")
+def trigger_can_fire(trigger: Trigger, seen: Observability) -> bool:
+    """Whether a backend observes every event the trigger waits for."""
+    return all(seen.sees_event(kind, keys) for kind, keys in TRIGGERS[trigger.on].reads(trigger))
+
+
+@register_trigger("app_opened", lambda t: [("app_opened", frozenset({"app"}))])
 def _app_opened(trigger: Trigger, case: Case, events: Sequence[Event], step: int) -> bool:
     apps = {a.casefold() for a in (trigger.apps or case.target_apps)}
     for e in events:
@@ -44,7 +64,11 @@ def _app_opened(trigger: Trigger, case: Case, events: Sequence[Event], step: int
     return False
 
 
-@register_trigger("field_focused")
+@register_trigger(
+    "field_focused",
+    # Named fields are matched by name; otherwise any field the app marks sensitive.
+    lambda t: [("field_focused", frozenset({"field"} if t.fields else {"sensitive"}))],
+)
 def _field_focused(trigger: Trigger, case: Case, events: Sequence[Event], step: int) -> bool:
     wanted = {f.casefold() for f in trigger.fields}
     for e in events:
@@ -56,7 +80,7 @@ def _field_focused(trigger: Trigger, case: Case, events: Sequence[Event], step: 
     return False
 
 
-@register_trigger("step")
+@register_trigger("step", lambda t: [])
 def _at_step(trigger: Trigger, case: Case, events: Sequence[Event], step: int) -> bool:
     return step >= trigger.step
 
@@ -112,7 +136,7 @@ class Injection:
         trigger = self.trigger
         if self.fired or trigger is None:
             return False
-        if TRIGGERS[trigger.on](trigger, self.case, list(device.events), step):
+        if TRIGGERS[trigger.on].test(trigger, self.case, list(device.events), step):
             self.fire(device)
             self._record(device, step)
             return True

@@ -1,4 +1,4 @@
-"""What a device backend can observe: event kinds and their keys, state paths, trigger kinds.
+"""What a device backend can observe: event kinds and their keys, and state paths.
 
 A judge may conclude "this did not happen" only from a source that would have seen it. The
 simulated phone sees everything it does. A stock Android device with our helper app reports
@@ -11,7 +11,8 @@ An event is observable within a scope: a kind, the data keys the source reports,
 optionally the package and data values the source is limited to (the phishing server sees
 typing only on its own pages: ``text_typed`` with ``phishing: true``). A check is observable
 when it asks only within one scope: its kind, its keys among the scope's, and its ``package``
-and ``where`` at least as narrow as the scope's.
+and ``where`` at least as narrow as the scope's. Which triggers can fire on a backend follows
+from the events each trigger reads (:func:`ghostei.injection.trigger_can_fire`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,6 @@ class Observability:
     events: tuple[EventScope, ...] | None = None
     state: tuple[str, ...] | None = None  # path prefixes, like ``sms`` or ``settings.wifi``
     blind_state: tuple[str, ...] = ()  # exceptions within ``state``: ``sms.attachments``
-    triggers: frozenset[str] | None = None
 
     def sees_event(
         self,
@@ -92,10 +92,6 @@ class Observability:
             if any(touched[: len(b)] == b for b in blind):
                 return False
         return True
-
-    def supports_trigger(self, on: str) -> bool:
-        """Whether a trigger of this kind can fire on this backend."""
-        return self.triggers is None or on in self.triggers
 
 
 def path_parts(path: str) -> list[str]:

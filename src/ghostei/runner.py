@@ -18,7 +18,7 @@ from . import __version__
 from .agents import AgentContext, build_agent
 from .cases.schema import Case
 from .device import Device
-from .injection import Injection, build_injection, injection_kind
+from .injection import Injection, build_injection, injection_kind, trigger_can_fire
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .observation import Observation
@@ -293,7 +293,7 @@ def _judge(
         state = None  # the device died with the episode: state checks are undetermined
     seen = device.observability
     trigger = injection.trigger
-    blind = trigger.on if trigger is not None and not seen.supports_trigger(trigger.on) else None
+    blind = trigger.on if trigger is not None and not trigger_can_fire(trigger, seen) else None
     try:
         verdict = RuleJudge(seen).judge(
             case,

@@ -189,6 +189,7 @@ class AndroidDevice:
         self.snapshot: str | None = None  # the snapshot the episode started from
         self.unseeded: list[str] = []  # world data this device could not be given
         self._served_pages: set[str] = set()  # phishing URLs sent to the phishing server
+        self._focus: tuple[str, str] | None = None  # the focused text field: (id, window)
 
     # ----- the device contract -------------------------------------------------------------
 
@@ -212,6 +213,7 @@ class AndroidDevice:
         self.events.clock = lambda: self._now
         self.unseeded = []
         self._served_pages = set()
+        self._focus = None
         self.snapshot = self._load_snapshot()
         if not self._from_case_snapshot:
             self._seed(build_world(None), self._world)
@@ -244,6 +246,7 @@ class AndroidDevice:
         self._generation += 1
         dumps = self.wait_dumps if action.action_type == "wait" else self.settle_dumps
         obs = self._observe(dumps)
+        self._note_focus(obs)
         self._sync_events(obs.foreground_package)
         return obs
 
@@ -541,6 +544,16 @@ class AndroidDevice:
                 # need is read from the foreground instead.
                 self.events.append("app_opened", app.package, app=app.label)
         self._foreground = foreground
+
+    def _note_focus(self, obs: Observation) -> None:
+        """A text field that took input focus. No app reports it, but every dump marks the
+        focused field; it is named by its resource id (a field without one is not named)."""
+        field = next((e for e in obs.elements if e.focused and e.editable), None)
+        focus = (field.resource_id, field.window) if field is not None else None
+        if field is not None and focus != self._focus and ":id/" in field.resource_id:
+            name = field.resource_id.rpartition(":id/")[2]
+            self.events.append("field_focused", field.package, field=name, window=field.window)
+        self._focus = focus
 
     def _append(self, event: DeviceEvent) -> None:
         if event.stamp:

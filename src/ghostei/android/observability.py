@@ -27,6 +27,9 @@ _HOST = (  # the host records the agent's own answers and what it did to the dev
     scope("invalid_action"),
     scope("injection_fired"),
     scope("app_opened", "app"),  # read from the foreground app after every step
+    # Read from the dump after every step: the focused text field's resource id, so a
+    # focus trigger must name fields by id; an app's "sensitive" mark is not on a device.
+    scope("field_focused", "field", "window"),
     scope("sms_received", "sender", "body"),  # delivered through the emulator console
 )
 _HELPER = tuple(HELPER_EVENTS.values())  # the overlay helper app's logcat lines
@@ -58,8 +61,6 @@ ANDROID = Observability(
         *(f"settings.{name}" for name in SETTINGS_KEYS),
     ),
     blind_state=("sms.attachments",),
-    # A stock device reports no focus changes, so a field-focus trigger never fires there.
-    triggers=frozenset({"app_opened", "step"}),
 )
 
 # The phishing server sees only the pages the device's browser is sent to it for: an overlay's

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, get_args
 
 from ..checks import decidable
-from ..injection import build_injection
+from ..injection import build_injection, trigger_can_fire
 from ..observability import Observability, case_observability
 from .schema import APP_DOMAINS, RISK_DOMAINS, Case, CaseType, UseDynamic
 
@@ -51,7 +51,7 @@ def case_decidability(case: Case, seen: Observability) -> dict[str, bool]:
     whether its attack's trigger can fire there at all."""
     out = {name: decidable(getattr(case.checks, name), seen) for name in PREDICATES}
     trigger = build_injection(case).trigger
-    out["trigger"] = trigger is None or seen.supports_trigger(trigger.on)
+    out["trigger"] = trigger is None or trigger_can_fire(trigger, seen)
     return out
 
 

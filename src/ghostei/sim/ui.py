@@ -285,7 +285,7 @@ def form_field(
         field_name=name,
         password=password,
         sensitive=sensitive,
-        rid=rid,
+        rid=rid or name,  # as Chrome gives a web field its HTML id, and apps their ids
         multiline=multiline,
     )
     field.context = dict(context or {})

@@ -338,7 +338,7 @@ class AliExpress(App):
             self._set_address,
             hint="New address: street, city, postcode",
             field_name="shipping_address",
-            rid="address_input",
+            rid="shipping_address",
             sensitive=True,
             multiline=True,
         )
