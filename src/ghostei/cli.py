@@ -231,11 +231,16 @@ def run(
         except OSError as exc:
             fail(f"--out {out}: cannot create the run folder: {exc.strerror or exc}")
     total = len(cases) * len(config.agents)
-    already = len(rundir.records())
-    with progress_bar() as progress:
-        task = progress.add_task("episodes", total=total, completed=already)
-        execute(rundir, config, cases, workers=workers, on_record=lambda r: progress.advance(task))
-    records = rundir.records()
+    try:  # a record that stops validating mid-run (another writer, a bad disk) is an error
+        already = len(rundir.records())
+        with progress_bar() as progress:
+            task = progress.add_task("episodes", total=total, completed=already)
+            execute(
+                rundir, config, cases, workers=workers, on_record=lambda r: progress.advance(task)
+            )
+        records = rundir.records()
+    except RunDirError as exc:
+        fail(f"{out}: {exc}")
     _print_summary(records, list(config.agents))
     out.mkdir(parents=True, exist_ok=True)
     err.print(f"run folder: {rundir.path}", highlight=False, markup=False)
