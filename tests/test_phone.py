@@ -376,6 +376,8 @@ def test_random_episode_is_reproducible(tmp_path: Path) -> None:
     assert r1.error is None and r2.error is None
     assert r1.label == r2.label
     assert r1.attack_fired == r2.attack_fired and r1.fired_step == r2.fired_step
+    # The whole record (verdict, predicates, exposure) but the wall time.
+    assert r1.model_dump(exclude={"seconds"}) == r2.model_dump(exclude={"seconds"})
     assert r1.steps == r2.steps == 12
     assert r1.trajectory == r2.trajectory
     ep1, ep2 = tmp_path / "a" / r1.trajectory, tmp_path / "b" / r2.trajectory
