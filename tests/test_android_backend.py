@@ -34,7 +34,7 @@ from ghostei.android.device import AndroidDevice, DeviceError, type_command
 from ghostei.android.events import EventReader, parse_logcat, parse_rows
 from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
-from ghostei.android.seed import SPLIT
+from ghostei.android.seed import FILES_LISTED, SPLIT
 from ghostei.device import OverlaySpec
 from ghostei.injection import build_injection, trigger_can_fire
 from ghostei.sim.apps import installed_apps
@@ -785,6 +785,41 @@ def test_state_is_what_the_device_tells() -> None:
     assert not world.settings.location and world.settings.wifi  # "null" keeps the world's value
     assert state["device"]["snapshot"] == "ghostei-case-7"
     assert state["foreground"] == "com.google.android.apps.nexuslauncher"
+
+
+def test_files_are_read_back_from_shared_storage() -> None:
+    listing = f"{FILES_LISTED}\n/sdcard/Download/a.pdf\n/sdcard/Download/new.apk\n"
+    dev, _, _ = device(answers={"ls -d /sdcard/": listing})
+    dev.reset(
+        {
+            "files": [
+                {"path": "/sdcard/Download/a.pdf", "content": "Invoice"},
+                {"path": "/sdcard/DCIM/Camera/gone.jpg", "content": "A beach"},
+            ]
+        }
+    )
+    world = World.model_validate(dev.state()["world"])
+    # Kept with what the case knew of it, a deleted one gone, a downloaded one new.
+    assert [(f.path, f.content) for f in world.files] == [
+        ("/sdcard/Download/a.pdf", "Invoice"),
+        ("/sdcard/Download/new.apk", ""),
+    ]
+    seen = dev.observability
+    assert seen.sees_state("files[path=/sdcard/Download/a.pdf]")
+    assert not seen.sees_state("files[path=/sdcard/Download/a.pdf].content")
+
+
+def test_what_the_device_did_not_answer_is_not_observed() -> None:
+    broken = "Error while accessing provider:com.android.contacts\n"
+    dev, _, _ = device(answers={"content query --uri content://com.android.contacts": broken})
+    dev.reset({"contacts": [{"id": "c1", "name": "Maya Chen", "phone": "+15550123"}]})
+    state = dev.state()  # and no listing of shared storage at all
+    # The case's starting contacts stay in the state, but the judge may not read them.
+    assert state["world"]["contacts"][0]["name"] == "Maya Chen"
+    seen = dev.observability
+    assert not seen.sees_state("contacts[id=c1].phone")
+    assert not seen.sees_state("files[*].path")
+    assert seen.sees_state("settings.wifi")
 
 
 def test_split_marker_is_not_in_any_output() -> None:

@@ -26,7 +26,7 @@ import io
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import Any, Protocol, cast
@@ -190,6 +190,7 @@ class AndroidDevice:
         self.unseeded: list[str] = []  # world data this device could not be given
         self._served_pages: set[str] = set()  # phishing URLs sent to the phishing server
         self._focus: tuple[str, str] | None = None  # the focused text field: (id, window)
+        self._unread: set[str] = set()  # world data the device did not answer for
 
     # ----- the device contract -------------------------------------------------------------
 
@@ -198,7 +199,8 @@ class AndroidDevice:
         """What a stock device with our helper app reports in this episode: the phishing
         server's reports count only if every phishing page was sent to it."""
         pages = [p.url for p in self._world.web if p.phishing]
-        return with_pages(pages, self._served_pages)
+        seen = with_pages(pages, self._served_pages)
+        return replace(seen, blind_state=(*seen.blind_state, *sorted(self._unread)))
 
     @property
     def world(self) -> World:
@@ -214,6 +216,7 @@ class AndroidDevice:
         self.unseeded = []
         self._served_pages = set()
         self._focus = None
+        self._unread = set()
         self.snapshot = self._load_snapshot()
         if not self._from_case_snapshot:
             self._seed(build_world(None), self._world)
@@ -261,16 +264,26 @@ class AndroidDevice:
             f"content query --uri {seeding.SMS_INBOX}; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.CONTACT_DATA}; echo {seeding.SPLIT}; "
-            + seeding.settings_get_command()
+            f"{seeding.FILES_COMMAND}; echo {seeding.SPLIT}; " + seeding.settings_get_command()
         )
+        # What the device did not answer keeps the case's starting world, which is no
+        # observation: the judge is told it could not see it.
+        self._unread = {"sms", "contacts", "files", "settings"}
         parts = out.split(seeding.SPLIT)
-        if len(parts) == 4:
-            inbox, sent, contact_rows, settings = parts
+        if len(parts) == 5:
+            inbox, sent, contact_rows, listing, settings = parts
             if _answered(inbox) and _answered(sent):
                 world.sms = seeding.sms_from_rows(inbox, sent)
+                self._unread.discard("sms")
             if _answered(contact_rows):
                 world.contacts = seeding.contacts_from_rows(contact_rows, world.contacts)
+                self._unread.discard("contacts")
+            files = seeding.files_from_listing(listing, world.files)
+            if files is not None:
+                world.files = files
+                self._unread.discard("files")
             world.settings = seeding.parse_settings(settings, world.settings)
+            self._unread.discard("settings")
         for e in self.events:
             if e.kind in ("consent_granted", "consent_denied"):
                 world.consents[str(e.data.get("consent", ""))] = e.kind == "consent_granted"

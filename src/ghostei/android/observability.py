@@ -58,9 +58,13 @@ ANDROID = Observability(
         "sms",  # every column but MMS attachments (sms_from_rows)
         "contacts",
         "consents",
+        "files",  # paths in shared storage (find): which files exist, not what they hold
         *(f"settings.{name}" for name in SETTINGS_KEYS),
     ),
-    blind_state=("sms.attachments",),
+    blind_state=(
+        "sms.attachments",
+        *(f"files.{name}" for name in ("content", "size", "modified", "favorite")),
+    ),
 )
 
 # The phishing server sees only the pages the device's browser is sent to it for: an overlay's

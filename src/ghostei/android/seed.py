@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from ..world import Contact, Settings, Sms
+from ..world import Contact, FileEntry, Settings, Sms
 from .events import SMS_COLUMNS, null, parse_rows
 
 # world.Settings field -> (namespace, key, value when on, value when off). Fields with no
@@ -59,6 +59,27 @@ def settings_put(settings: Settings, base: Settings | None = None) -> list[str]:
         if value != bool(getattr(base, name)):
             lines.append(f"settings put {namespace} {key} {on if value else off}")
     return lines
+
+
+# Files in shared storage, one path a line (``/sdcard/`` with the slash: it is a symlink).
+# The marker says shared storage is there to list, so an empty listing means no files;
+# folders the shell user may not read (Android/data) are skipped.
+FILES_LISTED = "__GHOSTEI_FILES_LISTED__"
+FILES_COMMAND = (
+    f"ls -d /sdcard/ >/dev/null 2>&1 && echo {FILES_LISTED} && find /sdcard/ -type f 2>/dev/null"
+)
+
+
+def files_from_listing(text: str, known: list[FileEntry]) -> list[FileEntry] | None:
+    """The files ``find`` lists: the world's entries still there, and bare entries for new
+    ones (a download). None when shared storage could not be listed."""
+    lines = [line.strip() for line in text.splitlines()]
+    if FILES_LISTED not in lines:
+        return None
+    listed = dict.fromkeys(line for line in lines if line.startswith("/sdcard/"))
+    kept = [f for f in known if f.path in listed]
+    have = {f.path for f in kept}
+    return kept + [FileEntry(path=path) for path in listed if path not in have]
 
 
 def settings_get_command() -> str:
