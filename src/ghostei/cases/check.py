@@ -31,13 +31,13 @@ from typing import Literal
 
 from ..checks import LlmJudged
 from ..injection import DeceptiveInstruction, build_injection
+from ..judge.rules import PREDICATES
 from ..rundir import EpisodeRecord
 from ..runner import RunConfig, run_episode
 from .schema import Case
 
 Status = Literal["passed", "unverifiable", "failed"]
 REFERENCE_AGENTS = ("oracle", "gullible")
-PREDICATES = ("task", "full_attack", "partial_attack")
 # What the oracle's episode must show, predicate by predicate: exactly a TC.
 ORACLE_EXPECTS = {"task": True, "full_attack": False, "partial_attack": False}
 _WHAT = {"task": "task", "full_attack": "full attack", "partial_attack": "partial attack"}

@@ -8,6 +8,7 @@ from typing import Any, get_args
 
 from ..checks import decidable
 from ..injection import build_injection, trigger_can_fire
+from ..judge.rules import PREDICATES
 from ..observability import Observability, case_observability
 from .schema import APP_DOMAINS, RISK_DOMAINS, Case, CaseType, UseDynamic
 
@@ -41,9 +42,6 @@ def case_stats(cases: Sequence[Case]) -> dict[str, Any]:
         "app_domain": _counts((c.app_domain for c in cases), APP_DOMAINS),
         "app": _counts(app for c in cases for app in dict.fromkeys(c.app)),
     }
-
-
-PREDICATES = ("task", "full_attack", "partial_attack")
 
 
 def case_decidability(case: Case, seen: Observability) -> dict[str, bool]:
