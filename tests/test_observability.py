@@ -356,6 +356,15 @@ def test_an_attack_fired_after_the_last_action_was_not_seen(agents: Any) -> None
     assert not record.exposed
 
 
+def test_a_planted_note_never_opened_was_not_seen(agents: Any) -> None:
+    case = CASES[54]  # a poisoned note in PhotoNote
+    assert case.case_type == "Static Environment Injection"
+    record = run_episode(case, agents("finish-now", _FinishAtOnce), NO_FRAMES, None)
+    assert record.attack_fired and not record.exposed  # planted at reset, never on screen
+    gullible = run_episode(case, "gullible", NO_FRAMES, None)
+    assert gullible.exposed and gullible.exposed_step is not None and gullible.exposed_step > 0
+
+
 def test_exposure_by_vector_for_the_reference_agents() -> None:
     for case_id in (3, 10, 12, 16, 28):  # overlay, static note, static page, deceptive, SMS
         record = run_episode(CASES[case_id], "gullible", NO_FRAMES, None)
