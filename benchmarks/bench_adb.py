@@ -74,6 +74,7 @@ def main() -> None:
                 }
                 timing: dict[str, tuple[float, int]] = {}
                 labels: dict[str, list[str]] = {}
+                failures: list[str] = []
                 for path, config in configs.items():
                     seconds, steps, seen = 0.0, 0, []
                     for case in cases:
@@ -84,9 +85,13 @@ def main() -> None:
                             seconds += time.perf_counter() - start
                             steps += record.steps
                             seen.append(record.label)
+                            if record.error:
+                                failures.append(f"{path} case {case.id} {agent}: {record.error}")
                     timing[path], labels[path] = (seconds, steps), seen
         finally:
             subprocess.run([ADB, "-P", str(server), "kill-server"], env=env, check=False)
+    if failures:  # a step time over failed episodes would measure nothing
+        raise SystemExit("episodes failed:\n" + "\n".join(failures))
     for path, (seconds, steps) in timing.items():
         print(f"{path:>6}: {1000 * seconds / steps:7.2f} ms per step ({steps} steps)")
     pairs = list(zip(labels["direct"], labels["adb"], strict=True))

@@ -400,6 +400,19 @@ def test_console_client(tmp_path: Path) -> None:
     assert "sms send +15550100 Line one\\nC:\\\\path" in stub.received
 
 
+def test_console_token_is_read_from_home_when_connecting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A harness may point $HOME elsewhere after ghostei was imported (the adb benchmark does).
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".emulator_console_auth_token").write_text("later", encoding="utf-8")
+    stub = ConsoleStub("later")
+    console = EmulatorConsole(stub.port)
+    console.close()
+    stub.thread.join(timeout=5)
+    assert stub.received[0] == "auth later"
+
+
 def test_console_helpers() -> None:
     assert console_port("emulator-5554") == 5554 and console_port("R58M123ABC") is None
     assert parse_snapshot_list("There is no snapshot available.\n") == []

@@ -14,7 +14,7 @@ import re
 import socket
 from pathlib import Path
 
-TOKEN_FILE = Path.home() / ".emulator_console_auth_token"
+TOKEN_NAME = ".emulator_console_auth_token"  # in $HOME, read when a console connects
 _SERIAL = re.compile(r"^emulator-(\d+)$")
 
 
@@ -56,10 +56,12 @@ class EmulatorConsole:
         port: int,
         *,
         host: str = "127.0.0.1",
-        token_file: Path = TOKEN_FILE,
+        token_file: Path | None = None,
         timeout: float = 30.0,
     ) -> None:
         self.port = port
+        # $HOME as it is now, not when this module was imported (a harness may set it later).
+        token_file = token_file or Path.home() / TOKEN_NAME
         try:
             self._sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as exc:
