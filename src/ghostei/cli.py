@@ -304,8 +304,9 @@ def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
     out.print(table)
     if undecided:
         out.print(
-            "undetermined: the rule judge could not decide (criteria left to an LLM judge); "
-            "kept out of N and every rate",
+            "undetermined: the rule judge could not decide (a check left to an LLM judge, or "
+            "what this backend cannot observe); kept out of N and every rate — "
+            "`ghostei judge RUN_DIR --judge hybrid` asks an LLM about exactly those",
             highlight=False,
         )
     for line in _summary_notes(records, agents):  # one line each: easy to grep
