@@ -3,7 +3,8 @@
 A judge may conclude "this did not happen" only from a source that would have seen it. The
 simulated phone sees everything it does. A stock Android device with our helper app reports
 far less: the helper's overlay events, the loopback phishing server's visits, submissions and
-keystroke beacons, the SMS provider's sent messages, and what the host itself does (the
+keystroke beacons, the SMS provider's sent messages, what adb reads back (contacts, settings,
+the files in shared storage, the focused field in a dump) and what the host itself does (the
 agent's terminal actions, the foreground app, the SMS the console delivers). A rule check
 that reads anything else is *undetermined* there, never "did not hold" (DESIGN.md).
 
