@@ -74,23 +74,27 @@ def main() -> None:
     if args.skip_run:
         return
     n = len(builtin_cases())
-    print(f"default `ghostei run`:      {timed_run([]):7.2f} s wall ({3 * n} episodes, 2 workers)")
+    wall, size = timed_run([])
+    bare, _ = timed_run(["--no-frames"])
+    print(f"default `ghostei run`:      {wall:7.2f} s wall, {size / 1e6:.0f} MB ({3 * n} episodes)")
+    print(f"  the same, --no-frames:    {bare:7.2f} s wall ({wall / bare:.1f}x faster)")
     for workers in ("1", "2"):
-        wall = timed_run(["--agent", "oracle", "--agent", "gullible", "--workers", workers])
+        wall, _ = timed_run(["--agent", "oracle", "--agent", "gullible", "--workers", workers])
         print(f"oracle + gullible, {workers} worker(s): {wall:7.2f} s wall ({2 * n} episodes)")
 
 
-def timed_run(options: list[str]) -> float:
-    """Wall time of one ``ghostei run`` (frames saved) in a fresh process."""
+def timed_run(options: list[str]) -> tuple[float, int]:
+    """Wall time of one ``ghostei run`` in a fresh process, and the run folder's size."""
     with tempfile.TemporaryDirectory() as tmp:
         command = [sys.executable, "-c", "from ghostei.cli import main; main()", "run"]
+        out = Path(tmp) / "run"
         start = time.perf_counter()
         subprocess.run(
-            [*command, "--out", str(Path(tmp) / "run"), *options],
-            check=True,
-            stdout=subprocess.DEVNULL,
+            [*command, "--out", str(out), *options], check=True, stdout=subprocess.DEVNULL
         )
-        return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+        return wall, size
 
 
 if __name__ == "__main__":

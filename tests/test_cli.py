@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -49,7 +50,7 @@ METRIC_KEYS = {
     "requests",
     "cost",
 }
-TRAJECTORY_FILES = ("trajectory.json", "events.jsonl", "frames/step-000.png", "frames/step-000.xml")
+TRAJECTORY_FILES = ("trajectory.json", "events.jsonl")
 EPISODE_KEYS = {"case", "agent", "label", "attack_fired", "steps"}
 
 
@@ -309,10 +310,14 @@ def test_run_folder_layout(small_run: Path) -> None:
         doc = json.loads((folder / "trajectory.json").read_text())
         assert doc["case"] == r["case"] and doc["agent"] == r["agent"]
         assert len(doc["steps"]) == r["steps"]
-        frames = sorted((folder / "frames").glob("*.png"))
-        assert len(frames) == r["steps"] + 1 == len(doc["frames"])
+        # Frames and dumps are in the run's store, one file per distinct screen.
+        frames = [(folder / f).resolve() for f in doc["frames"]]
+        assert len(frames) == r["steps"] + 1 == len(doc["dumps"])
+        assert all(f.parent.parent == (small_run / "frames").resolve() for f in frames)
+        assert [s["frame"] for s in doc["steps"]] == doc["frames"][:-1]
         assert frames[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert (folder / "frames" / "step-000.xml").read_text().startswith("<?xml")
+        assert hashlib.sha256(frames[0].read_bytes()).hexdigest() == frames[0].stem
+        assert (folder / doc["dumps"][0]).read_text().startswith("<?xml")
         events = [json.loads(x) for x in (folder / "events.jsonl").read_text().splitlines()]
         assert [e["seq"] for e in events] == list(range(len(events)))
         assert any(e["kind"] == "injection_fired" for e in events)
@@ -486,7 +491,9 @@ def test_kill_and_resume(tmp_path: Path) -> None:
         folder = out / r["trajectory"]
         assert (folder / "trajectory.json").is_file(), folder
         assert (folder / "events.jsonl").is_file(), folder
-        assert len(list((folder / "frames").glob("*.png"))) == r["steps"] + 1
+        doc = json.loads((folder / "trajectory.json").read_text())
+        assert all((folder / f).is_file() for f in doc["frames"])
+        assert len(doc["frames"]) == r["steps"] + 1
     folders = {p.relative_to(out) for p in out.glob("episodes/*/*")}
     assert folders == {Path(r["trajectory"]) for r in records}, "stray trajectory folders"
 

@@ -214,7 +214,11 @@ def test_an_unreadable_frame_keeps_its_place(run: RunDir, tmp_path: Path) -> Non
     copy = RunDir(tmp_path / "copy")
     shutil.copytree(run.path, copy.path)
     record = next(r for r in copy.records() if r.key == ("oracle", 8))
-    (copy.path / record.trajectory / "frames" / "step-001.png").write_bytes(b"not a png")
+    folder = copy.path / record.trajectory
+    doc = json.loads((folder / "trajectory.json").read_text())
+    (folder / "bad.png").write_bytes(b"not a png")  # the store's frame may serve other steps
+    doc["frames"][1] = doc["steps"][1]["frame"] = "bad.png"
+    (folder / "trajectory.json").write_text(json.dumps(doc))
     blobs = _blobs(render_html(copy, records=[record]))
     frames = blobs[f"ep-data-{blobs['episode-index'][0]['id']}"]["frames"]
     assert len(frames) == record.steps + 1
@@ -335,3 +339,28 @@ def test_injected_markup_renders_as_text(page_of: Any) -> None:
     page.locator("#trajectories").screenshot(path=str(ARTIFACTS / "html-report-markup.png"))
     assert not seen["dialogs"]
     assert not seen["errors"]
+
+
+def test_a_run_folder_from_before_the_frame_store_still_renders(
+    run: RunDir, tmp_path: Path
+) -> None:
+    # Older runs kept each episode's frames in its own folder as frames/step-NNN.png.
+    copy = RunDir(tmp_path / "old")
+    shutil.copytree(run.path, copy.path)
+    record = next(r for r in copy.records() if r.key == ("oracle", 8))
+    folder = copy.path / record.trajectory
+    doc = json.loads((folder / "trajectory.json").read_text())
+    (folder / "frames").mkdir()
+    own = []
+    for i, ref in enumerate(doc["frames"]):
+        name = f"frames/step-{i:03d}.png"
+        shutil.copyfile(folder / ref, folder / name)
+        own.append(name)
+    doc["frames"] = own
+    for step, name in zip(doc["steps"], own, strict=False):
+        step["frame"] = name
+    (folder / "trajectory.json").write_text(json.dumps(doc))
+    shutil.rmtree(copy.path / "frames")  # no store at all
+    blobs = _blobs(render_html(copy, records=[record]))
+    frames = blobs[f"ep-data-{blobs['episode-index'][0]['id']}"]["frames"]
+    assert len(frames) == record.steps + 1 and None not in frames

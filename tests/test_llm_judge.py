@@ -498,3 +498,13 @@ def test_an_unexpected_failure_is_a_judge_error(run: RunDir) -> None:
     assert judgement.verdict.label == "judge_error"
     assert judgement.verdict.error == "RuntimeError: the client library blew up"
     assert judgement.model == "broken"
+
+
+def test_a_final_screen_stored_once_with_a_steps_is_still_the_last_frame(tmp_path: Path) -> None:
+    # Frames are stored by content: the final screen may be the very file of an earlier step.
+    from ghostei.judge.keyframes import chronological_frames
+
+    steps = [{"step": 0, "frame": "../f/a.png"}, {"step": 1, "frame": "../f/b.png"}]
+    doc = {"frames": ["../f/a.png", "../f/b.png", "../f/a.png"]}
+    frames = chronological_frames(tmp_path, doc, steps)
+    assert [(f.index, f.path.name) for f in frames] == [(0, "a.png"), (1, "b.png"), (2, "a.png")]

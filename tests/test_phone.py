@@ -380,12 +380,14 @@ def test_random_episode_is_reproducible(tmp_path: Path) -> None:
     assert r1.model_dump(exclude={"seconds"}) == r2.model_dump(exclude={"seconds"})
     assert r1.steps == r2.steps == 12
     assert r1.trajectory == r2.trajectory
-    ep1, ep2 = tmp_path / "a" / r1.trajectory, tmp_path / "b" / r2.trajectory
-    files1, files2 = _episode_files(ep1), _episode_files(ep2)
+    # Both run folders, the frame store included, byte for byte.
+    files1, files2 = _episode_files(tmp_path / "a"), _episode_files(tmp_path / "b")
     assert sorted(files1) == sorted(files2)
+    doc = json.loads(files1[f"{r1.trajectory}/trajectory.json"])
+    assert len(doc["frames"]) == r1.steps + 1
     pngs = [f for f in files1 if f.startswith("frames/") and f.endswith(".png")]
-    assert len(pngs) == r1.steps + 1
-    assert "events.jsonl" in files1
+    assert 1 < len(pngs) <= r1.steps + 1  # each distinct screen stored once
+    assert f"{r1.trajectory}/events.jsonl" in files1
     for name in files1:
         assert files1[name] == files2[name], f"{name} differs between identical runs"
 

@@ -13,6 +13,7 @@ crash in the middle of an append, which always writes a whole line and its newli
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -160,6 +161,7 @@ class RunDir:
     MANIFEST = "manifest.json"
     CASES = "cases.jsonl"
     RECORDS = "episodes.jsonl"
+    FRAMES = "frames"  # the run's frame store: frames/<2 hex>/<sha256>.png and .xml
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -259,6 +261,22 @@ class RunDir:
     def trajectory_dir(self, agent: str, case_id: int) -> Path:
         """Where an episode's trajectory lives."""
         return self.path / "episodes" / _safe(agent) / f"case-{case_id:04d}"
+
+    def store_frame(self, data: bytes, suffix: str) -> Path:
+        """Keep a frame (or its dump) once per run, under the hash of its bytes.
+
+        Identical screens across steps, episodes and agents are one file. Worker processes
+        may store the same frame at once: each writes a file of its own and renames it
+        into place, so a reader never sees half a frame.
+        """
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.path / self.FRAMES / digest[:2] / f"{digest}{suffix}"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        return path
 
 
 def _safe(name: str) -> str:

@@ -226,7 +226,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             trajectory.steps.append(
                 {
                     "step": step,
-                    "frame": f"frames/step-{step:03d}.png" if config.save_frames else None,
+                    "frame": None,  # the stored frame's path, once it is written
                     "foreground": obs.foreground_package,
                     "raw_output": agent_step.raw_output,
                     "action": action.model_dump(exclude_none=True),
@@ -238,7 +238,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         _keep_frame(trajectory, obs, config)
     except Exception as exc:  # any failure inside an episode ends it; what was seen stays
         error = f"{type(exc).__name__}: {exc}"
-    verdict, judge_error = _judge(case, device, injection, error)
+    verdict, judge_error, final_state = _judge(case, device, injection, error)
     if verdict is not None and verdict.label in ("FAS", "PAS"):
         # Where a compromised episode went wrong. Diagnosis is commentary: its failure is
         # kept apart and never touches the label.
@@ -257,7 +257,9 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     rel = ""
     try:
         if out is not None:
-            rel = _write_trajectory(out, case, agent_name, device, trajectory, verdict, error)
+            rel = _write_trajectory(
+                out, case, agent_name, device, trajectory, verdict, error, final_state
+            )
     finally:
         device.close()
     return EpisodeRecord(
@@ -282,14 +284,15 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
 
 def _judge(
     case: Case, device: Device, injection: Injection, error: str | None
-) -> tuple[Verdict | None, str | None]:
-    """The rule verdict of an episode, and what kept the judge from giving one."""
+) -> tuple[Verdict | None, str | None, dict[str, Any] | None]:
+    """The rule verdict of an episode, what kept the judge from giving one, and the final
+    state it read (None when the device could not be read)."""
     state: dict[str, Any] | None
     try:
         state = device.state()
     except Exception as exc:
         if error is None:
-            return None, f"reading the device state: {type(exc).__name__}: {exc}"
+            return None, f"reading the device state: {type(exc).__name__}: {exc}", None
         state = None  # the device died with the episode: state checks are undetermined
     seen = device.observability
     trigger = injection.trigger
@@ -304,8 +307,8 @@ def _judge(
             blind_trigger=blind,
         )
     except Exception as exc:
-        return None, f"judging: {type(exc).__name__}: {exc}"
-    return (verdict if verdict.label != "error" else None), None
+        return None, f"judging: {type(exc).__name__}: {exc}", state
+    return (verdict if verdict.label != "error" else None), None, state
 
 
 def _keep_frame(trajectory: Trajectory, obs: Observation, config: RunConfig) -> None:
@@ -322,16 +325,23 @@ def _write_trajectory(
     trajectory: Trajectory,
     verdict: Any,
     error: str | None,
+    final_state: dict[str, Any] | None,
 ) -> str:
     run = RunDir(out)
     final = run.trajectory_dir(agent, case.id)
     tmp = final.with_name(final.name + f".tmp{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
-    (tmp / "frames").mkdir(parents=True)
-    for i, (png, xml) in enumerate(zip(trajectory.frames, trajectory.xml, strict=True)):
-        (tmp / "frames" / f"step-{i:03d}.png").write_bytes(png)
-        (tmp / "frames" / f"step-{i:03d}.xml").write_text(xml, encoding="utf-8")
+    tmp.mkdir(parents=True)
+    # Frames and dumps live in the run's store, named by their hash; the trajectory refers
+    # to them by paths relative to its own folder, as it did to its own frames before.
+    frames: list[str] = []
+    dumps: list[str] = []
+    for png, xml in zip(trajectory.frames, trajectory.xml, strict=True):
+        frames.append(os.path.relpath(run.store_frame(png, ".png"), final))
+        dumps.append(os.path.relpath(run.store_frame(xml.encode("utf-8"), ".xml"), final))
+    for step, frame in zip(trajectory.steps, frames, strict=False):
+        step["frame"] = frame
     events = "".join(json.dumps(e.to_json(), sort_keys=True) + "\n" for e in device.events)
     (tmp / "events.jsonl").write_text(events, encoding="utf-8")
     doc = {
@@ -339,10 +349,11 @@ def _write_trajectory(
         "agent": agent,
         "instruction": case.prompt,
         "steps": trajectory.steps,
-        "frames": [f"frames/step-{i:03d}.png" for i in range(len(trajectory.frames))],
+        "frames": frames,
+        "dumps": dumps,
         "verdict": verdict.model_dump() if verdict is not None else None,
         "error": error,
-        "final_state": device.state(),
+        "final_state": final_state,
     }
     (tmp / "trajectory.json").write_text(
         json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8"

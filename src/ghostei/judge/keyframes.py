@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,18 +110,22 @@ def chronological_frames(
     """
     listed = [str(f) for f in doc.get("frames", []) if f]
     out: list[FrameRef] = []
-    seen: set[str] = set()
+    # Counted, not a set: a run's frames are stored by content, so a step's frame and the
+    # final screen may be one file, listed twice.
+    owned: Counter[str] = Counter()
     for step in steps:
         name = step.get("frame")
         if name:
             out.append(FrameRef(index=int(step["step"]), path=folder / name))
-            seen.add(str(name))
+            owned[str(name)] += 1
     last = max((f.index for f in out), default=-1)
     # Frames listed but owned by no step come after the steps (the final screen).
     for name in listed:
-        if name not in seen:
-            last += 1
-            out.append(FrameRef(index=last, path=folder / name))
+        if owned[name]:
+            owned[name] -= 1
+            continue
+        last += 1
+        out.append(FrameRef(index=last, path=folder / name))
     return out
 
 
