@@ -41,14 +41,11 @@ class EventScope:
     def covers(
         self, kind: str, keys: Iterable[str], package: str | None, where: Mapping[str, Any]
     ) -> bool:
-        """Whether a check asking this is answered within the scope."""
-        if kind != self.kind or not set(keys) <= self.keys:
-            return False
-        if self.package is not None and package != self.package:
-            return False
-        return all(k in where and where[k] == v for k, v in self.where.items())
+        """Whether a check asking this is answered within the scope: its kind and keys, and a
+        package and ``where`` that keep it to events the source reports."""
+        return kind == self.kind and set(keys) <= self.keys and self.reports(package, where)
 
-    def reports(self, package: str, data: Mapping[str, Any]) -> bool:
+    def reports(self, package: str | None, data: Mapping[str, Any]) -> bool:
         """Whether the source reports an event of this kind from ``package`` with ``data``."""
         if self.package is not None and package != self.package:
             return False
@@ -83,12 +80,10 @@ class Observability:
         Every field the path touches counts, selector keys included: ``sms[body=x].address``
         reads ``sms.body`` and ``sms.address``.
         """
-        if self.state is None:
-            return True
-        seen = [path_parts(s) for s in self.state]
+        seen = None if self.state is None else [path_parts(s) for s in self.state]
         blind = [path_parts(b) for b in self.blind_state]
         for touched in touched_fields(path):
-            if not any(touched[: len(p)] == p for p in seen):
+            if seen is not None and not any(touched[: len(p)] == p for p in seen):
                 return False
             if any(touched[: len(b)] == b for b in blind):
                 return False
