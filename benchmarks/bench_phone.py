@@ -16,8 +16,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
+
+from isal import isal_zlib
 
 from ghostei.actions import Action
 from ghostei.cases import builtin_cases
@@ -66,6 +69,17 @@ def main() -> None:
         median_ms(lambda f=f: encode_png(f), args.repeat // 2) for f in frames
     )
     render_ms = median_ms(lambda: phone.observe().screenshot, args.repeat)
+    # The deflate behind encode_png (ISA-L) against zlib, on the same rows of one frame.
+    rgb = frames[0]
+    rows = b"".join(
+        b"\x00" + row
+        for row in (
+            rgb.tobytes()[y * rgb.width * 3 : (y + 1) * rgb.width * 3] for y in range(rgb.height)
+        )
+    )
+    for name, deflate in (("zlib", zlib.compress), ("isal", isal_zlib.compress)):
+        ms = median_ms(lambda d=deflate: d(rows, 1), args.repeat // 2)
+        print(f"deflate level 1, {name}:     {ms:7.2f} ms, {len(deflate(rows, 1)) / 1e3:.0f} KB")
     print(f"step (act + observe + PNG): {step_ms:7.2f} ms median")
     print(f"observe without screenshot: {observe_ms:7.2f} ms median")
     print(f"observe + render, no PNG:   {render_ms:7.2f} ms median")

@@ -52,8 +52,9 @@ class UIElement:
 
 
 # Frames are deflated by ISA-L (the isal package) at its level 1: on a 1080x2400 frame
-# (7.8 MB of rows) it takes about 1 ms and writes ~5 % less than zlib's level 1, which takes
-# about 14 ms (zlib-ng: 2.4 ms, and 60 % more bytes). Any standard PNG reader reads it. The
+# (7.8 MB of rows) it takes about 1 ms against zlib level 1's 11-14 ms, for about the same
+# size (within 5 %; benchmarks/bench_phone.py prints both). zlib-ng took 2.4 ms and wrote
+# 60 % more. Any standard PNG reader reads it. The
 # pixels are identical at any level; the compressed bytes may differ between CPU families
 # (ISA-L picks its code by instruction set), which is why frames are named by their pixels.
 PNG_COMPRESS_LEVEL = 1
