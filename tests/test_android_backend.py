@@ -968,8 +968,8 @@ def _compare(served: Any, ids: list[int] | None) -> list[str]:
     from ghostei.runner import RunConfig, run_episode
 
     serial, server, cases = served
-    android = RunConfig(save_frames=False, backend="android", serial=serial, adb_port=server)
-    direct = RunConfig(save_frames=False)
+    android = RunConfig(frames="none", backend="android", serial=serial, adb_port=server)
+    direct = RunConfig(frames="none")
     device = observability_for("android")
     undetermined: list[str] = []
     for case in cases:

@@ -21,7 +21,7 @@ KINDS = {
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"case{c.id}")
 def test_oracle_completes_the_task_without_being_attacked(case: Case) -> None:
-    record = run_episode(case, "oracle", RunConfig(save_frames=False), None)
+    record = run_episode(case, "oracle", RunConfig(frames="none"), None)
     assert record.error is None
     assert record.verdict is not None
     assert record.label == "TC", record.verdict.rationale
@@ -35,7 +35,7 @@ def test_oracle_completes_the_task_without_being_attacked(case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"case{c.id}")
 def test_gullible_is_fully_hijacked(case: Case) -> None:
-    record = run_episode(case, "gullible", RunConfig(save_frames=False), None)
+    record = run_episode(case, "gullible", RunConfig(frames="none"), None)
     assert record.error is None
     assert record.verdict is not None
     assert record.label == "FAS", record.verdict.rationale

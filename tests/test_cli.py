@@ -499,7 +499,7 @@ def test_kill_and_resume(tmp_path: Path) -> None:
 
     # The resumed episodes are the episodes an uninterrupted run would have recorded.
     by_key = {(r["agent"], r["case"]): r for r in records}
-    config = RunConfig(agents=("random", "oracle"), save_frames=False)
+    config = RunConfig(agents=("random", "oracle"), frames="none")
     for case in cases:
         for agent in ("random", "oracle"):
             fresh = run_episode(case, agent, config, None)

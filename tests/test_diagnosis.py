@@ -472,7 +472,7 @@ END_TO_END = {
 @pytest.mark.parametrize("case_id", list(END_TO_END))
 def test_end_to_end_gullible_and_oracle(case_id: int) -> None:
     case = CASES[case_id]
-    config = RunConfig(save_frames=False)
+    config = RunConfig(frames="none")
     attacked = run_episode(case, "gullible", config, None)
     assert attacked.label in ("FAS", "PAS") and attacked.verdict is not None
     d = attacked.verdict.diagnosis
@@ -491,7 +491,7 @@ def test_the_diagnosis_is_recorded_and_can_be_recomputed_from_the_run_folder(
     tmp_path: Path,
 ) -> None:
     case = CASES[8]
-    record = run_episode(case, "gullible", RunConfig(save_frames=False), tmp_path)
+    record = run_episode(case, "gullible", RunConfig(frames="none"), tmp_path)
     assert record.verdict is not None and record.verdict.diagnosis is not None
     folder = tmp_path / record.trajectory
     doc = json.loads((folder / "trajectory.json").read_text())

@@ -280,6 +280,6 @@ def test_run_summary_lists_compromise_then_error_and_old_records(
 
 def test_a_fresh_episode_records_exposure() -> None:
     case = next(c for c in builtin_cases() if c.use_dynamic == "Overlay Attack")
-    run = run_episode(case, "gullible", RunConfig(save_frames=False), None)
+    run = run_episode(case, "gullible", RunConfig(frames="none"), None)
     assert run.exposed is True and run.exposed_step is not None
     assert run.fired_step is not None and run.exposed_step >= run.fired_step

@@ -255,7 +255,7 @@ def test_an_agent_factory_that_raises_gives_an_error_record() -> None:
 
     register_agent(name)(factory)
     try:
-        record = run_episode(builtin_cases()[0], name, RunConfig(save_frames=False), None)
+        record = run_episode(builtin_cases()[0], name, RunConfig(frames="none"), None)
     finally:
         AGENTS.pop(name, None)
     assert record.label == "error"

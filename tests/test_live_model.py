@@ -34,7 +34,7 @@ def test_a_real_model_completes_an_episode_without_error(agent: str) -> None:
         api_key_env=os.environ.get("GHOSTEI_LIVE_KEY_ENV") or None,
     )
     case = next(c for c in builtin_cases() if c.id == 6)  # a short Contacts task
-    config = RunConfig(agents=(agent,), max_steps=8, save_frames=False, model=model)
+    config = RunConfig(agents=(agent,), max_steps=8, frames="none", model=model)
     record = run_episode(case, agent, config, None)
     assert record.error is None, record.error
     assert record.usage["requests"] >= 1 and record.usage["prompt_tokens"] > 0

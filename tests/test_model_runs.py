@@ -58,7 +58,7 @@ SCRIPTS: dict[str, list[str]] = {
 
 def _config(llm: ScriptedLLM, agent: str, **model: object) -> RunConfig:
     return RunConfig(
-        agents=(agent,), save_frames=False, model=llm.provider_config(**model), max_steps=6
+        agents=(agent,), frames="none", model=llm.provider_config(**model), max_steps=6
     )
 
 

@@ -31,7 +31,7 @@ ANDROID = observability_for("android")
 
 CHECK = TypeAdapter(Check)
 CASES = {c.id: c for c in builtin_cases()}
-NO_FRAMES = RunConfig(save_frames=False)
+NO_FRAMES = RunConfig(frames="none")
 
 
 # ----- three-valued checks -------------------------------------------------------------------
@@ -284,7 +284,7 @@ def test_a_hijack_followed_by_a_crash_is_fas_and_counted(agents: Any, tmp_path: 
     assert record.verdict is not None and record.verdict.error == record.error
     # Counted, and never re-run by --resume: re-running could only lose the observation.
     run = RunDir(tmp_path / "run")
-    config = RunConfig(agents=(name,), save_frames=False)
+    config = RunConfig(agents=(name,), frames="none")
     run.create(new_manifest(config, [case]), [case])
     assert [r.label for r in execute(run, config, [case])] == ["FAS"]
     assert execute(run, config, [case]) == []

@@ -396,13 +396,13 @@ def test_random_agent_depends_on_the_seed(tmp_path: Path) -> None:
     case = next(c for c in builtin_cases() if c.id == 8)
     seqs = []
     for seed in (0, 1):
-        config = RunConfig(agents=("random",), seed=seed, max_steps=10, save_frames=False)
+        config = RunConfig(agents=("random",), seed=seed, max_steps=10, frames="none")
         run_episode(case, "random", config, tmp_path / str(seed))
         seqs.append(_actions(tmp_path / str(seed), "random", case.id))
     assert len(seqs[0]) == len(seqs[1]) == 10
     assert seqs[0] != seqs[1]
     # The same seed gives the same actions.
-    config = RunConfig(agents=("random",), seed=1, max_steps=10, save_frames=False)
+    config = RunConfig(agents=("random",), seed=1, max_steps=10, frames="none")
     run_episode(case, "random", config, tmp_path / "again")
     assert _actions(tmp_path / "again", "random", case.id) == seqs[1]
 

@@ -252,7 +252,7 @@ def test_judging_after_a_torn_judgement_appends_whole_lines(
         ({"agents": None}, "config.agents: missing"),
         ({"agents": []}, "config.agents: must be a non-empty list"),
         ({"agents": ["no-such-agent"]}, "config.agents: unknown agent"),
-        ({"save_frames": "no"}, "config.save_frames: must be true or false"),
+        ({"frames": "some"}, "config.frames: must be one of all, keyframes, none"),
         ({"model": {"model": "m", "colour": 1}}, "config.model: "),
     ],
 )
@@ -283,7 +283,18 @@ def test_stored_config_round_trips() -> None:
     configs = [
         RunConfig(),
         RunConfig(agents=("t3a",), max_steps=7, width=720, height=1280, model=model),
-        RunConfig(backend="android", serial="emulator-5554", adb_port=5038, save_frames=False),
+        RunConfig(backend="android", serial="emulator-5554", adb_port=5038, frames="none"),
     ]
     for config in configs:
         assert RunConfig.from_json(json.loads(json.dumps(config.to_json()))) == config
+
+
+@pytest.mark.parametrize(("flag", "mode"), [(True, "all"), (False, "none")])
+def test_a_manifest_from_before_frames_modes_still_resumes(flag: bool, mode: str) -> None:
+    config = RunConfig().to_json()
+    del config["frames"]
+    config["save_frames"] = flag
+    assert RunConfig.from_json(config).frames == mode
+    config["save_frames"] = "no"
+    with pytest.raises(ValueError, match="config.save_frames: must be true or false"):
+        RunConfig.from_json(config)

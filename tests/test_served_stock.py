@@ -430,10 +430,10 @@ def test_a_data_capture_episode_is_seen_through_the_phishing_server(
     case = _case(3)
     url = phishing_url(case)
     config = RunConfig(
-        save_frames=False, backend="android", serial=phones.serials[0], adb_port=adb.port
+        frames="none", backend="android", serial=phones.serials[0], adb_port=adb.port
     )
     through = run_episode(case, "gullible", config, tmp_path / "android")
-    sim = run_episode(case, "gullible", RunConfig(save_frames=False), tmp_path / "sim")
+    sim = run_episode(case, "gullible", RunConfig(frames="none"), tmp_path / "sim")
     assert through.error is None and sim.error is None
     android_events = _events(tmp_path / "android", through)
     sim_events = _events(tmp_path / "sim", sim)

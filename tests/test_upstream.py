@@ -49,7 +49,7 @@ ROWS: list[dict[str, Any]] = (
     if UPSTREAM.exists()
     else []
 )
-FAST = RunConfig(save_frames=False, width=360, height=640, max_steps=30)
+FAST = RunConfig(frames="none", width=360, height=640, max_steps=30)
 
 
 def ids(kind: str) -> list[int]:

@@ -8,7 +8,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import click
 from rich.table import Table
@@ -21,6 +21,7 @@ from .cases.command import cases as cases_command
 from .cases.command import select_or_fail
 from .console import connect_model, err, fail, model_options, out, progress_bar, warn
 from .emulator.command import device as device_command
+from .frames import FRAMES_MODES, FramesMode
 from .judge.command import judge as judge_command
 from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
 from .parsing import PARSERS, Screen, parse_action
@@ -69,7 +70,16 @@ def main() -> None:
     show_default=True,
     help="Screen size WxH of the simulated phone.",
 )
-@click.option("--no-frames", is_flag=True, help="Do not save PNG frames and XML dumps.")
+@click.option(
+    "--frames",
+    "frames_mode",
+    type=click.Choice(FRAMES_MODES),
+    default="all",
+    show_default=True,
+    help="Which frames (PNG) and dumps (XML) to save: every one; the keyframes (first, last, "
+    "attack shown, compliance, screen changes); or none.",
+)
+@click.option("--no-frames", is_flag=True, help="The same as --frames none.")
 @model_options(image_max_side=1344, model_help="Model name for framework agents (e.g. gpt-4o).")
 @click.option(
     "--backoff-cap",
@@ -122,6 +132,7 @@ def run(
     workers: int,
     resume: bool,
     screen: str,
+    frames_mode: str,
     no_frames: bool,
     model: str | None,
     base_url: str | None,
@@ -213,7 +224,7 @@ def run(
             max_steps=max_steps,
             width=width,
             height=height,
-            save_frames=not no_frames,
+            frames="none" if no_frames else cast(FramesMode, frames_mode),
             model=model_config,
             reflection=reflection,
             thinking=thinking,

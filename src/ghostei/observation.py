@@ -69,15 +69,17 @@ def encode_png(image: Image.Image) -> bytes:
     """
     rgb = image if image.mode == "RGB" else image.convert("RGB")
     width, height = rgb.size
-    # Each row behind its filter byte (0), in one copy rather than a Python loop over rows.
-    rows = np.zeros((height, width * 3 + 1), np.uint8)
+    # Each row behind its filter byte (0), in one copy rather than a Python loop over rows;
+    # the deflater reads the array in place.
+    rows = np.empty((height, width * 3 + 1), np.uint8)
+    rows[:, 0] = 0
     rows[:, 1:] = np.frombuffer(rgb.tobytes(), np.uint8).reshape(height, width * 3)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
     return b"".join(
         (
             b"\x89PNG\r\n\x1a\n",
             _chunk(b"IHDR", header),
-            _chunk(b"IDAT", isal_zlib.compress(rows.tobytes(), PNG_COMPRESS_LEVEL)),
+            _chunk(b"IDAT", isal_zlib.compress(rows, PNG_COMPRESS_LEVEL)),
             _chunk(b"IEND", b""),
         )
     )
@@ -99,6 +101,13 @@ class Observation:
     step: int
     render: Callable[[], Image.Image] = field(repr=False)
     dump_xml: Callable[[], str] = field(repr=False)
+    # How the frame becomes PNG, given the screenshot if it was already rendered; by default
+    # it is encoded here. The simulated phone passes its compositor's, which remembers the
+    # PNG of every screen it composed lately.
+    encode: Callable[[Image.Image | None], bytes] | None = field(default=None, repr=False)
+    # Whether ``render`` still draws this moment after the device acts again (the simulated
+    # phone's observations hold their laid-out windows; a real device's screen moves on).
+    lasting: bool = True
 
     # Computed on first use and kept. Not functools.cached_property: on Python 3.11 it holds
     # one lock per property across *all* instances, so a render that waits on another
@@ -117,7 +126,10 @@ class Observation:
     def png(self) -> bytes:
         """The frame as PNG bytes."""
         if "png" not in self._cache:
-            self._cache["png"] = encode_png(self.screenshot)
+            if self.encode is None:
+                self._cache["png"] = encode_png(self.screenshot)
+            else:
+                self._cache["png"] = self.encode(self._cache.get("screenshot"))
         data: bytes = self._cache["png"]
         return data
 
@@ -128,6 +140,26 @@ class Observation:
             self._cache["xml"] = self.dump_xml()
         text: str = self._cache["xml"]
         return text
+
+    def png_later(self) -> Callable[[], bytes]:
+        """A way to produce the PNG later that does not hold on to a decoded screenshot."""
+        if "png" in self._cache:
+            data: bytes = self._cache["png"]
+            return lambda: data
+        if not self.lasting:
+            data = self.png
+            return lambda: data
+        render, encode = self.render, self.encode
+        if encode is not None:
+            return lambda: encode(None)
+        return lambda: encode_png(render())
+
+    def xml_later(self) -> Callable[[], str]:
+        """A way to produce the dump later (fetched now where the device moves on)."""
+        if "xml" in self._cache or not self.lasting:
+            text = self.xml
+            return lambda: text
+        return self.dump_xml
 
     def windows(self) -> list[str]:
         """Window names present, bottom to top."""

@@ -12,16 +12,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from . import __version__
 from .agents import AgentContext, build_agent
 from .cases.schema import Case
 from .device import Device
+from .frames import FRAMES_MODES, FrameRecorder, FramesMode
 from .injection import Injection, build_injection, injection_kind, trigger_can_fire
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
-from .observation import Observation
 from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
@@ -39,7 +39,7 @@ class RunConfig:
     max_steps: int = 20
     width: int = 1080
     height: int = 2400
-    save_frames: bool = True
+    frames: FramesMode = "all"  # which frames (and dumps) are saved: all, keyframes, none
     model: ProviderConfig | None = None  # the model behind framework agents
     reflection: bool = False
     thinking: bool = False
@@ -57,7 +57,7 @@ class RunConfig:
             "seed": self.seed,
             "max_steps": self.max_steps,
             "screen": [self.width, self.height],
-            "save_frames": self.save_frames,
+            "frames": self.frames,
             "backend": self.backend,
             **device,
             "model": _model_json(self.model),
@@ -124,7 +124,7 @@ class RunConfig:
             max_steps=max_steps,
             width=width,
             height=height,
-            save_frames=value("save_frames", bool, "true or false", True),
+            frames=_frames_mode(data),
             model=model,
             reflection=value("reflection", bool, "true or false", False),
             thinking=value("thinking", bool, "true or false", False),
@@ -133,6 +133,19 @@ class RunConfig:
             serial=serial,
             adb_port=adb_port,
         )
+
+
+def _frames_mode(data: dict[str, Any]) -> FramesMode:
+    # Manifests before --frames recorded a flag, save_frames: true is all, false none.
+    if "frames" not in data:
+        flag = data.get("save_frames", True)
+        if not isinstance(flag, bool):
+            raise ValueError(f"config.save_frames: must be true or false, not {flag!r}")
+        return "all" if flag else "none"
+    mode = data["frames"]
+    if mode not in FRAMES_MODES:
+        raise ValueError(f"config.frames: must be one of {', '.join(FRAMES_MODES)}, not {mode!r}")
+    return cast(FramesMode, mode)
 
 
 def _model_json(model: ProviderConfig | None) -> dict[str, Any] | None:
@@ -156,8 +169,7 @@ class Trajectory:
     """What happened in an episode, step by step."""
 
     steps: list[dict[str, Any]] = field(default_factory=list)
-    frames: list[bytes] = field(default_factory=list)
-    xml: list[str] = field(default_factory=list)
+    frames: FrameRecorder = field(default_factory=FrameRecorder)
 
 
 def make_device(config: RunConfig, case: Case) -> Device:
@@ -189,7 +201,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     started = time.perf_counter()
     device = make_device(config, case)
     injection = build_injection(case)
-    trajectory = Trajectory()
+    trajectory = Trajectory(frames=FrameRecorder(config.frames))
     usage: dict[str, int] = {}
     error: str | None = None
     verdict = None
@@ -214,7 +226,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         for step in range(config.max_steps):
             device.begin_step(step)
             first_event = len(device.events)
-            _keep_frame(trajectory, obs, config)
+            trajectory.frames.keep(obs)
             injection.observe(obs, step)  # what the agent is about to be shown
             agent_step = agent.act(obs)
             for k, v in agent_step.usage.items():
@@ -235,7 +247,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             )
             if action.terminal:
                 break
-        _keep_frame(trajectory, obs, config)
+        trajectory.frames.keep(obs)
     except Exception as exc:  # any failure inside an episode ends it; what was seen stays
         error = f"{type(exc).__name__}: {exc}"
     verdict, judge_error, final_state = _judge(case, device, injection, error)
@@ -257,8 +269,14 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     rel = ""
     try:
         if out is not None:
+            shots = trajectory.frames.finish(
+                trajectory.steps,
+                list(device.events),
+                exposed_step=injection.exposed_step,
+                verdict=verdict,
+            )
             rel = _write_trajectory(
-                out, case, agent_name, device, trajectory, verdict, error, final_state
+                out, case, agent_name, device, trajectory.steps, shots, verdict, error, final_state
             )
     finally:
         device.close()
@@ -311,18 +329,13 @@ def _judge(
     return (verdict if verdict.label != "error" else None), None, state
 
 
-def _keep_frame(trajectory: Trajectory, obs: Observation, config: RunConfig) -> None:
-    if config.save_frames:
-        trajectory.frames.append(obs.png)
-        trajectory.xml.append(obs.xml)
-
-
 def _write_trajectory(
     out: Path,
     case: Case,
     agent: str,
     device: Device,
-    trajectory: Trajectory,
+    steps: list[dict[str, Any]],
+    shots: list[tuple[bytes, str] | None],
     verdict: Any,
     error: str | None,
     final_state: dict[str, Any] | None,
@@ -334,13 +347,19 @@ def _write_trajectory(
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     # Frames and dumps live in the run's store, named by their hash; the trajectory refers
-    # to them by paths relative to its own folder, as it did to its own frames before.
-    frames: list[str] = []
-    dumps: list[str] = []
-    for png, xml in zip(trajectory.frames, trajectory.xml, strict=True):
+    # to them by paths relative to its own folder, as it did to its own frames before. A frame
+    # that --frames keyframes dropped is null in both lists, so the others keep their steps.
+    frames: list[str | None] = []
+    dumps: list[str | None] = []
+    for shot in shots:
+        if shot is None:
+            frames.append(None)
+            dumps.append(None)
+            continue
+        png, xml = shot
         frames.append(os.path.relpath(run.store_frame(png, ".png"), final))
         dumps.append(os.path.relpath(run.store_frame(xml.encode("utf-8"), ".xml"), final))
-    for step, frame in zip(trajectory.steps, frames, strict=False):
+    for step, frame in zip(steps, frames, strict=False):
         step["frame"] = frame
     events = "".join(json.dumps(e.to_json(), sort_keys=True) + "\n" for e in device.events)
     (tmp / "events.jsonl").write_text(events, encoding="utf-8")
@@ -348,7 +367,7 @@ def _write_trajectory(
         "case": case.id,
         "agent": agent,
         "instruction": case.prompt,
-        "steps": trajectory.steps,
+        "steps": steps,
         "frames": frames,
         "dumps": dumps,
         "verdict": verdict.model_dump() if verdict is not None else None,

@@ -361,6 +361,7 @@ class AndroidDevice:
             render=lambda: _decode_png(capture()),
             dump_xml=lambda: screen.active_xml,
             capture=capture,
+            lasting=False,  # a capture after the device acted would be refused as stale
         )
 
     def _settled_screen(self, dumps: int) -> Screen:

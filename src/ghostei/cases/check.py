@@ -95,7 +95,7 @@ class CheckReport:
 
 def check_case(case: Case, config: RunConfig | None = None) -> CaseCheck:
     """Run ``oracle`` and ``gullible`` on ``case`` (on the simulator, no frames) and judge it."""
-    config = config or RunConfig(save_frames=False)
+    config = config or RunConfig(frames="none")
     oracle = run_episode(case, "oracle", config, None)
     gullible = run_episode(case, "gullible", config, None)
     problems: list[str] = []

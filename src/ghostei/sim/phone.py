@@ -15,8 +15,9 @@ from ..world import FileEntry, Sms, World, build_world
 from . import system_ui as sysui
 from .apps import installed_apps
 from .apps.base import App, SharePayload, resolve_app
+from .compositor import compositor_for
 from .hierarchy import dump, resource_id
-from .render import Renderer, make_layout
+from .render import make_layout
 from .ui import Node, Rect, hit, is_empty
 from .windows import Window, active_window, target_at, topmost_at
 
@@ -43,7 +44,8 @@ class SimPhone:
         self.height = height
         self.density = width / REFERENCE_WIDTH_DP
         self.layout = make_layout(self.density)
-        self.renderer = Renderer(width, height, self.density)
+        self.compositor = compositor_for(width, height, self.density)
+        self.renderer = self.compositor.renderer
         self.reset(None)
 
     # ----- the device contract -------------------------------------------------------------
@@ -102,7 +104,8 @@ class SimPhone:
             foreground_package=self.foreground_package,
             keyboard_shown=keyboard,
             step=self.events.step,
-            render=lambda: self.renderer.render(windows),
+            render=lambda: self.compositor.render(windows),
+            encode=lambda image: self.compositor.png(windows, image),
             dump_xml=lambda: dump(active_window(windows)),
         )
 
@@ -315,7 +318,9 @@ class SimPhone:
             n = self.heads_up[0]
             card = sysui.heads_up(n, lambda: self._open_notification(n))
             self.layout.place(card, 0, status_h, w, None)
-            frame = (0, status_h, w, card.bounds[3] + self._px(4))
+            # The window holds the card's shadow (drawn 6 px below it): a window's pixels
+            # stay inside its frame, which the compositor relies on.
+            frame = (0, status_h, w, card.bounds[3] + max(self._px(4), 6))
             windows.append(Window("HeadsUp", "heads_up", sysui.SYSTEMUI_PACKAGE, card, frame))
         if self.shade_open:
             panel = sysui.shade(

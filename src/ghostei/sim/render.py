@@ -6,6 +6,7 @@ byte-identical across machines.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import lru_cache
 
 import fontpkg.pil  # type: ignore[import-untyped]
@@ -67,12 +68,16 @@ class Renderer:
         """The frame for windows ordered bottom to top."""
         img = Image.new("RGB", (self.width, self.height), BACKGROUND)
         for window in windows:
-            if window.scrim:
-                ImageDraw.Draw(img, "RGBA").rectangle((0, 0, self.width, self.height), fill=SCRIM)
-            if window.background is not None:
-                ImageDraw.Draw(img).rectangle(_box(window.frame), fill=window.background)
-            self._draw(img, window.root, 0, 0)
+            self.draw_window(img, window)
         return img
+
+    def draw_window(self, img: Image.Image, window: Window) -> None:
+        """Draw one window onto what is beneath it."""
+        if window.scrim:
+            ImageDraw.Draw(img, "RGBA").rectangle((0, 0, self.width, self.height), fill=SCRIM)
+        if window.background is not None:
+            ImageDraw.Draw(img).rectangle(_box(window.frame), fill=window.background)
+        self._draw(img, window.root, 0, 0)
 
     def _draw(self, img: Image.Image, node: Node, dx: int, dy: int) -> None:
         if is_empty(node.visible_bounds) and node.bounds != (0, 0, 0, 0):
@@ -241,6 +246,37 @@ class Renderer:
             size_px = max(8, round(node.style.size * self.density))
             w = text_length(glyph, size_px, 700)
             draw.text((cx - w / 2, cy - size_px * 0.62), glyph, font=font(size_px, 700), fill=fg)
+
+
+def paint_key(window: Window) -> Hashable:
+    """Everything :meth:`Renderer.draw_window` reads of a window: equal keys, equal pixels.
+
+    Kept beside the drawing code so the two change together; a field the renderer starts to
+    read must join the key, or the compositor would paste a stale surface (the compositor's
+    test compares it with full redraws on every built-in case).
+    """
+    return (window.frame, window.scrim, window.background, _node_key(window.root))
+
+
+def _node_key(node: Node) -> Hashable:
+    return (
+        node.cls,
+        node.bounds,
+        node.clip,
+        node.style,
+        tuple(node.lines),
+        node.hint if node.editable else "",
+        bool(node.text),
+        node.editable,
+        node.focused,
+        node.checked,
+        node.pad,
+        node.height,
+        node.scrollable,
+        node.scroll_offset,
+        node.content_height,
+        tuple(_node_key(child) for child in node.children),
+    )
 
 
 def _sample(img: Image.Image, x: int, y: int) -> tuple[int, int, int]:

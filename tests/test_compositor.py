@@ -1,0 +1,101 @@
+"""The compositor's frames are the full redraw's, byte for byte, on every built-in case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ghostei import runner
+from ghostei.actions import Action
+from ghostei.cases import builtin_cases
+from ghostei.cases.schema import Case
+from ghostei.observation import Observation, encode_png
+from ghostei.runner import RunConfig, run_episode
+from ghostei.sim.compositor import Compositor
+from ghostei.sim.phone import SimPhone
+from ghostei.sim.render import Renderer
+
+CASES = builtin_cases()
+
+
+class _CheckedPhone(SimPhone):
+    """A phone whose every observation is composed and also fully redrawn, and compared."""
+
+    frames = 0
+    reused = 0
+
+    def observe(self) -> Observation:
+        obs = super().observe()
+        windows = self._windows_cache
+        full = Renderer(self.width, self.height, self.density).render(windows)
+        composed = obs.screenshot
+        assert composed.tobytes() == full.tobytes(), (
+            f"step {obs.step}: composed frame differs from a full redraw "
+            f"(windows {[w.name for w in windows]})"
+        )
+        _CheckedPhone.frames += 1
+        return obs
+
+
+@pytest.mark.parametrize("agent", ["gullible", "oracle"])
+def test_composed_frames_equal_full_redraws_on_every_builtin_case(
+    agent: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gullible walks into every attack surface (overlays, heads-up, share sheets, the
+    # keyboard over forms); the oracle completes every task. One compositor serves all cases,
+    # as one does all the episodes of a worker, so surfaces cached by one case are reused
+    # (and must be right) in the next.
+    def device(config: RunConfig, case: Case) -> SimPhone:
+        return _CheckedPhone(config.width, config.height)
+
+    monkeypatch.setattr(runner, "make_device", device)
+    _CheckedPhone.frames = 0
+    # At half the default size (a quarter of the pixels to redraw; the windows, their keys
+    # and the caching are the same), and at full size on a few cases.
+    small = RunConfig(agents=(agent,), frames="none", max_steps=12, width=540, height=1200)
+    for case in CASES:
+        record = run_episode(case, agent, small, None)
+        assert record.error is None, (case.id, record.error)
+    full = RunConfig(agents=(agent,), frames="none", max_steps=12)
+    for case in CASES[::27]:
+        record = run_episode(case, agent, full, None)
+        assert record.error is None, (case.id, record.error)
+    assert _CheckedPhone.frames >= 2 * len(CASES)
+
+
+def test_a_clock_change_redraws_the_status_bar_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    phone = SimPhone()
+    case = CASES[0]
+    phone.reset(case.setup)
+    phone.act(Action(action_type="open_app", app_name="Booking"))
+    compositor = Compositor(phone.renderer)
+    drawn: list[str] = []
+    real = phone.renderer.draw_window
+
+    def spy(img: Any, window: Any) -> None:
+        drawn.append(window.kind)
+        real(img, window)
+
+    monkeypatch.setattr(phone.renderer, "draw_window", spy)
+    first = compositor.render(phone.windows())
+    assert drawn[0] == "activity"
+    drawn.clear()
+    same = compositor.render(phone.windows())
+    assert drawn == [] and same.tobytes() == first.tobytes()
+    phone._clock = phone._clock.replace(minute=(phone._clock.minute + 7) % 60)
+    later = compositor.render(phone.windows())
+    # The activity is pasted; the status bar (translucent, over it) and what lies above the
+    # status bar are drawn again.
+    assert "activity" not in drawn and "status_bar" in drawn
+    assert later.tobytes() == Renderer(1080, 2400, phone.density).render(phone.windows()).tobytes()
+
+
+def test_an_unchanged_screen_is_encoded_once() -> None:
+    phone = SimPhone()
+    phone.reset(CASES[0].setup)
+    compositor = Compositor(phone.renderer)
+    windows = phone.windows()
+    first = compositor.png(windows)
+    assert first == encode_png(phone.renderer.render(windows))
+    assert compositor.png(phone.windows()) is first  # the remembered bytes, not a new encoding
