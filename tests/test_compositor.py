@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from ghostei import runner
 from ghostei.actions import Action
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
+from ghostei.cli import main
 from ghostei.observation import Observation, encode_png
 from ghostei.runner import RunConfig, run_episode
 from ghostei.sim.compositor import Compositor
@@ -96,6 +100,27 @@ def test_an_unchanged_screen_is_encoded_once() -> None:
     phone.reset(CASES[0].setup)
     compositor = Compositor(phone.renderer)
     windows = phone.windows()
-    first = compositor.png(windows)
-    assert first == encode_png(phone.renderer.render(windows))
-    assert compositor.png(phone.windows()) is first  # the remembered bytes, not a new encoding
+    first = compositor.frame(windows)
+    assert first[0] == encode_png(phone.renderer.render(windows))
+    assert compositor.frame(phone.windows()) is first  # remembered, not encoded again
+
+
+def test_frames_are_named_by_pixels_and_identical_whatever_the_workers(tmp_path: Path) -> None:
+    # The deflater's bytes for one screen differed between the worker processes of a run;
+    # names (and so the frame references of every trajectory) must not.
+    def frame_names(workers: str) -> dict[str, list[str]]:
+        out = tmp_path / f"w{workers}"
+        result = CliRunner().invoke(
+            main,
+            [*("run", "--cases", "1-6", "--workers", workers, "--out", str(out))],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, result.output
+        names = {}
+        for doc_path in sorted(out.glob("episodes/*/*/trajectory.json")):
+            doc = json.loads(doc_path.read_text())
+            names[str(doc_path.relative_to(out))] = [Path(f).name for f in doc["frames"]]
+        return names
+
+    one, two = frame_names("1"), frame_names("2")
+    assert one == two and len(one) == 18

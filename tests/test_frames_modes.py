@@ -24,8 +24,10 @@ def run(tmp_path: Path, name: str, *args: str) -> RunDir:
     out = tmp_path / name
     result = CliRunner().invoke(
         main,
-        ["run", "--cases", CASES, "--agent", "gullible", "--agent", "random", "--workers", "1"]
-        + ["--out", str(out), *args],
+        [
+            *("run", "--cases", CASES, "--agent", "gullible", "--agent", "random"),
+            *("--workers", "1", "--out", str(out), *args),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -97,11 +99,14 @@ def test_no_frames_saves_none_and_the_labels_do_not_depend_on_frames(
     assert not (runs["none"].path / "frames").exists()
     for doc in trajectories(runs["none"]).values():
         assert doc["frames"] == [] and doc["dumps"] == []
-    labels = {name: [(r.agent, r.case, r.label) for r in run.records()] for name, run in runs.items()}
+    labels = {
+        name: [(r.agent, r.case, r.label) for r in run.records()] for name, run in runs.items()
+    }
     assert labels["all"] == labels["keyframes"] == labels["none"]
-    assert json.loads((runs["keyframes"].path / "manifest.json").read_text())["config"][
-        "frames"
-    ] == "keyframes"
+    assert (
+        json.loads((runs["keyframes"].path / "manifest.json").read_text())["config"]["frames"]
+        == "keyframes"
+    )
 
 
 def _event(seq: int, step: int, kind: str) -> Event:

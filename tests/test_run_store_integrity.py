@@ -296,5 +296,5 @@ def test_a_manifest_from_before_frames_modes_still_resumes(flag: bool, mode: str
     config["save_frames"] = flag
     assert RunConfig.from_json(config).frames == mode
     config["save_frames"] = "no"
-    with pytest.raises(ValueError, match="config.save_frames: must be true or false"):
+    with pytest.raises(ValueError, match=r"config\.save_frames: must be true or false"):
         RunConfig.from_json(config)

@@ -29,7 +29,7 @@ FRAMES_MODES: tuple[str, ...] = get_args(FramesMode)
 
 @dataclass
 class _Pending:
-    png: Callable[[], bytes]
+    frame: Callable[[], tuple[bytes, str]]  # the PNG and its name
     xml: Callable[[], str]
     screen: tuple[Any, ...]  # the screen's skeleton: what tells a new screen from an edit
 
@@ -46,12 +46,12 @@ class FrameRecorder:
         if self.mode == "none":
             return
         if self.mode == "all" or not obs.lasting:
-            png, xml = obs.png, obs.xml  # now: the device may move on
-            self._pending.append(_Pending(lambda: png, lambda: xml, ()))
+            frame, xml = obs.frame, obs.xml  # now: the device may move on
+            self._pending.append(_Pending(lambda: frame, lambda: xml, ()))
             if self.mode == "all":
                 return
         else:
-            self._pending.append(_Pending(obs.png_later(), obs.xml_later(), ()))
+            self._pending.append(_Pending(obs.frame_later(), obs.xml_later(), ()))
         self._pending[-1].screen = screen_skeleton(obs)
 
     def __len__(self) -> int:
@@ -64,8 +64,8 @@ class FrameRecorder:
         *,
         exposed_step: int | None,
         verdict: Verdict | None,
-    ) -> list[tuple[bytes, str] | None]:
-        """Each frame as (PNG, XML dump), or None where the policy dropped it."""
+    ) -> list[tuple[bytes, str, str] | None]:
+        """Each frame as (PNG, its name, XML dump), or None where the policy dropped it."""
         keep: set[int] | None = None
         if self.mode == "keyframes":
             keep = keyframe_indices(
@@ -76,7 +76,7 @@ class FrameRecorder:
                 verdict=verdict,
             )
         return [
-            (p.png(), p.xml()) if keep is None or i in keep else None
+            (*p.frame(), p.xml()) if keep is None or i in keep else None
             for i, p in enumerate(self._pending)
         ]
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import xxhash
 from isal import isal_zlib
 from PIL import Image
 
@@ -52,30 +53,34 @@ class UIElement:
 
 
 # Frames are deflated by ISA-L (the isal package) at its level 1: on a 1080x2400 frame
-# (7.8 MB of rows) it takes about 1 ms against zlib level 1's 11-14 ms, for about the same
-# size (within 5 %; benchmarks/bench_phone.py prints both). zlib-ng took 2.4 ms and wrote
-# 60 % more. Any standard PNG reader reads it. The
-# pixels are identical at any level; the compressed bytes may differ between CPU families
-# (ISA-L picks its code by instruction set), which is why frames are named by their pixels.
+# (7.8 MB of rows) it takes about 1.5 ms against zlib level 1's ~28 ms, for about the same
+# size (124 KB against 122 KB on average over the default run's frames; libdeflate took
+# 16 ms for 98 KB, zlib-ng level 1 wrote 45 % more; benchmarks/bench_phone.py compares them).
+# Any standard PNG reader reads it. ISA-L's output for the same rows is not always the same
+# bytes (it varied between the worker processes of one run), which is why a frame is named by
+# its pixels (:func:`encode_frame`), never by its PNG bytes.
 PNG_COMPRESS_LEVEL = 1
 
 
-def encode_png(image: Image.Image) -> bytes:
-    """Encode a frame as PNG deterministically, and fast.
+def encode_frame(image: Image.Image) -> tuple[bytes, str]:
+    """A frame as PNG, and its name: a 128-bit hash of its size and pixels (xxh3).
 
     Pillow's encoder spends much of its time choosing a filter for every row; screen frames
     (flat colours, text) compress as well with no filter at all, so we write the PNG
     ourselves: rows with filter byte 0, one deflate stream, the three chunks PNG requires.
+    Hashing the rows costs 0.2 ms where a SHA-256 of them took 4.7.
     """
     rgb = image if image.mode == "RGB" else image.convert("RGB")
     width, height = rgb.size
     # Each row behind its filter byte (0), in one copy rather than a Python loop over rows;
-    # the deflater reads the array in place.
+    # the deflater and the hash read the array in place.
     rows = np.empty((height, width * 3 + 1), np.uint8)
     rows[:, 0] = 0
-    rows[:, 1:] = np.frombuffer(rgb.tobytes(), np.uint8).reshape(height, width * 3)
+    rows[:, 1:] = np.asarray(rgb).reshape(height, width * 3)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
-    return b"".join(
+    name = xxhash.xxh3_128(header)
+    name.update(rows)
+    png = b"".join(
         (
             b"\x89PNG\r\n\x1a\n",
             _chunk(b"IHDR", header),
@@ -83,6 +88,12 @@ def encode_png(image: Image.Image) -> bytes:
             _chunk(b"IEND", b""),
         )
     )
+    return png, name.hexdigest()
+
+
+def encode_png(image: Image.Image) -> bytes:
+    """A frame as PNG (see :func:`encode_frame`)."""
+    return encode_frame(image)[0]
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -101,10 +112,12 @@ class Observation:
     step: int
     render: Callable[[], Image.Image] = field(repr=False)
     dump_xml: Callable[[], str] = field(repr=False)
-    # How the frame becomes PNG, given the screenshot if it was already rendered; by default
-    # it is encoded here. The simulated phone passes its compositor's, which remembers the
-    # PNG of every screen it composed lately.
-    encode: Callable[[Image.Image | None], bytes] | None = field(default=None, repr=False)
+    # How the frame becomes PNG and its name, given the screenshot if it was already
+    # rendered; by default :func:`encode_frame` here. The simulated phone passes its
+    # compositor's, which remembers both for every screen it composed lately.
+    encode: Callable[[Image.Image | None], tuple[bytes, str]] | None = field(
+        default=None, repr=False
+    )
     # Whether ``render`` still draws this moment after the device acts again (the simulated
     # phone's observations hold their laid-out windows; a real device's screen moves on).
     lasting: bool = True
@@ -125,13 +138,18 @@ class Observation:
     @property
     def png(self) -> bytes:
         """The frame as PNG bytes."""
-        if "png" not in self._cache:
+        return self.frame[0]
+
+    @property
+    def frame(self) -> tuple[bytes, str]:
+        """The frame as PNG bytes, and the name it is stored under (a hash of its pixels)."""
+        if "frame" not in self._cache:
             if self.encode is None:
-                self._cache["png"] = encode_png(self.screenshot)
+                self._cache["frame"] = encode_frame(self.screenshot)
             else:
-                self._cache["png"] = self.encode(self._cache.get("screenshot"))
-        data: bytes = self._cache["png"]
-        return data
+                self._cache["frame"] = self.encode(self._cache.get("screenshot"))
+        frame: tuple[bytes, str] = self._cache["frame"]
+        return frame
 
     @property
     def xml(self) -> str:
@@ -141,18 +159,15 @@ class Observation:
         text: str = self._cache["xml"]
         return text
 
-    def png_later(self) -> Callable[[], bytes]:
-        """A way to produce the PNG later that does not hold on to a decoded screenshot."""
-        if "png" in self._cache:
-            data: bytes = self._cache["png"]
-            return lambda: data
-        if not self.lasting:
-            data = self.png
-            return lambda: data
+    def frame_later(self) -> Callable[[], tuple[bytes, str]]:
+        """A way to produce :attr:`frame` later that does not hold on to a screenshot."""
+        if "frame" in self._cache or not self.lasting:
+            frame = self.frame
+            return lambda: frame
         render, encode = self.render, self.encode
         if encode is not None:
             return lambda: encode(None)
-        return lambda: encode_png(render())
+        return lambda: encode_frame(render())
 
     def xml_later(self) -> Callable[[], str]:
         """A way to produce the dump later (fetched now where the device moves on)."""

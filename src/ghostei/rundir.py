@@ -161,7 +161,7 @@ class RunDir:
     MANIFEST = "manifest.json"
     CASES = "cases.jsonl"
     RECORDS = "episodes.jsonl"
-    FRAMES = "frames"  # the run's frame store: frames/<2 hex>/<sha256>.png and .xml
+    FRAMES = "frames"  # the run's frame store: frames/<2 hex>/<name>.png and <sha256>.xml
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -262,14 +262,17 @@ class RunDir:
         """Where an episode's trajectory lives."""
         return self.path / "episodes" / _safe(agent) / f"case-{case_id:04d}"
 
-    def store_frame(self, data: bytes, suffix: str) -> Path:
-        """Keep a frame (or its dump) once per run, under the hash of its bytes.
+    def store_frame(self, data: bytes, suffix: str, name: str | None = None) -> Path:
+        """Keep a frame (or its dump) once per run, under its name or the hash of its bytes.
+
+        A simulated frame is named by its pixels (its PNG bytes may differ between encoders
+        and processes); a device's frame and a dump by the SHA-256 of their bytes.
 
         Identical screens across steps, episodes and agents are one file. Worker processes
         may store the same frame at once: each writes a file of its own and renames it
         into place, so a reader never sees half a frame.
         """
-        digest = hashlib.sha256(data).hexdigest()
+        digest = name or hashlib.sha256(data).hexdigest()
         path = self.path / self.FRAMES / digest[:2] / f"{digest}{suffix}"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -335,7 +335,7 @@ def _write_trajectory(
     agent: str,
     device: Device,
     steps: list[dict[str, Any]],
-    shots: list[tuple[bytes, str] | None],
+    shots: list[tuple[bytes, str, str] | None],
     verdict: Any,
     error: str | None,
     final_state: dict[str, Any] | None,
@@ -356,8 +356,8 @@ def _write_trajectory(
             frames.append(None)
             dumps.append(None)
             continue
-        png, xml = shot
-        frames.append(os.path.relpath(run.store_frame(png, ".png"), final))
+        png, name, xml = shot
+        frames.append(os.path.relpath(run.store_frame(png, ".png", name), final))
         dumps.append(os.path.relpath(run.store_frame(xml.encode("utf-8"), ".xml"), final))
     for step, frame in zip(steps, frames, strict=False):
         step["frame"] = frame

@@ -22,6 +22,7 @@ How each part of the contract maps to adb:
 from __future__ import annotations
 
 import atexit
+import hashlib
 import io
 import re
 import threading
@@ -108,6 +109,12 @@ class DeviceObservation(Observation):
         if data is None:
             data = self.__dict__["_png"] = self.capture()
         return cast(bytes, data)
+
+    @property
+    def frame(self) -> tuple[bytes, str]:
+        """The device's PNG, named by a hash of its bytes: they are stored as they came."""
+        data = self.png
+        return data, hashlib.sha256(data).hexdigest()
 
     @property
     def screenshot(self) -> Image.Image:

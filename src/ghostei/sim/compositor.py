@@ -21,10 +21,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
+from typing import cast
 
 from PIL import Image
 
-from ..observation import encode_png
+from ..observation import encode_frame
 from .render import BACKGROUND, Renderer, paint_key
 from .ui import is_empty
 from .windows import Window
@@ -115,20 +116,18 @@ class Compositor:
             img = Image.new("RGB", (r.width, r.height), BACKGROUND)
         return img
 
-    def png(self, windows: list[Window], image: Image.Image | None = None) -> bytes:
-        """The frame as PNG; a screen seen before in this process is not encoded again.
-
-        ``image`` is the frame if it was already rendered (it is not composed twice).
-        """
+    def frame(self, windows: list[Window], image: Image.Image | None = None) -> tuple[bytes, str]:
+        """The frame as PNG with its name; a screen seen lately in this process is not
+        encoded again (``image``: the frame, if it was already rendered)."""
         key = self.frame_key(windows)
         with self._lock:
-            data = self._pngs.get(key)
-        if isinstance(data, bytes):
-            return data
-        data = encode_png(image if image is not None else self.render(windows, key))
+            found = self._pngs.get(key)
+        if isinstance(found, tuple):
+            return cast(tuple[bytes, str], found)
+        frame = encode_frame(image if image is not None else self.render(windows, key))
         with self._lock:
-            self._pngs.put(key, data, len(data))
-        return data
+            self._pngs.put(key, frame, len(frame[0]))
+        return frame
 
 
 def _opaque(window: Window, *, first: bool) -> bool:

@@ -105,7 +105,7 @@ class SimPhone:
             keyboard_shown=keyboard,
             step=self.events.step,
             render=lambda: self.compositor.render(windows),
-            encode=lambda image: self.compositor.png(windows, image),
+            encode=lambda image: self.compositor.frame(windows, image),
             dump_xml=lambda: dump(active_window(windows)),
         )
 

@@ -577,15 +577,30 @@ class Layout:
     density: float
     measure: Measurer
 
+    def __post_init__(self) -> None:
+        # Screens use a few dp values thousands of times a frame: converted once each.
+        self._px: dict[float, int] = {}
+        self._px4: dict[tuple[float, ...], tuple[int, ...]] = {}
+
     def px(self, dp: float) -> int:
-        return round(dp * self.density)
+        found = self._px.get(dp)
+        if found is None:
+            found = self._px[dp] = round(dp * self.density)
+        return found
+
+    def px4(self, box: tuple[float, float, float, float]) -> tuple[int, ...]:
+        """A padding or margin (left, top, right, bottom) in pixels."""
+        found = self._px4.get(box)
+        if found is None:
+            found = self._px4[box] = tuple(self.px(v) for v in box)
+        return found
 
     def place(self, node: Node, x: int, y: int, w: int, h: int | None) -> int:
         """Give ``node`` bounds at (x, y), width ``w``; ``h`` is fixed or None to wrap.
 
         Returns the node's height in pixels.
         """
-        left, top, right, bottom = (self.px(v) for v in node.pad)
+        left, top, right, bottom = self.px4(node.pad)
         inner_w = max(0, w - left - right)
         if node.height > 0:
             h = self.px(node.height)
@@ -625,7 +640,7 @@ class Layout:
         return height
 
     def _place_child(self, child: Node, x: int, y: int, w: int, h: int | None) -> int:
-        ml, mt, mr, mb = (self.px(v) for v in child.margin)
+        ml, mt, mr, mb = self.px4(child.margin)
         cw = self.px(child.width) if child.width > 0 else w - ml - mr
         return mt + self.place(child, x + ml, y + mt, cw, h) + mb
 
@@ -633,9 +648,13 @@ class Layout:
         gap = self.px(node.gap)
         fixed = [c for c in node.children if c.height != FILL]
         fills = [c for c in node.children if c.height == FILL]
+        cursor = 0
+        if not fills:  # each child goes where the last one ended, placed there at once
+            for child in node.children:
+                cursor += self._place_child(child, x, y + cursor, w, None) + gap
+            return max(0, cursor - gap) if node.children else 0
         heights: dict[int, int] = {}
         # Children that wrap are measured first, so FILL children know what is left.
-        cursor = 0
         for child in fixed:
             heights[id(child)] = self._place_child(child, x, y, w, None)
         used = sum(heights.values()) + gap * max(0, len(node.children) - 1)
@@ -661,7 +680,7 @@ class Layout:
         tallest = 0
         placed: list[tuple[Node, int]] = []
         for child in kids:
-            ml, mt, mr, mb = (self.px(v) for v in child.margin)
+            ml, mt, mr, mb = self.px4(child.margin)
             cw = (
                 self.px(child.width)
                 if child.width > 0
