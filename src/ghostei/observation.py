@@ -79,7 +79,7 @@ def encode_frame(image: Image.Image) -> tuple[bytes, str]:
     rows[:, 1:] = np.asarray(rgb).reshape(height, width * 3)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
     name = xxhash.xxh3_128(header)
-    name.update(rows)
+    name.update(rows.data)
     png = b"".join(
         (
             b"\x89PNG\r\n\x1a\n",
