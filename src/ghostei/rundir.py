@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -268,15 +269,15 @@ class RunDir:
         A simulated frame is named by its pixels (its PNG bytes may differ between encoders
         and processes); a device's frame and a dump by the SHA-256 of their bytes.
 
-        Identical screens across steps, episodes and agents are one file. Worker processes
-        may store the same frame at once: each writes a file of its own and renames it
-        into place, so a reader never sees half a frame.
+        Identical screens across steps, episodes and agents are one file. Workers (processes,
+        and episode threads in them) may store the same frame at once: each writes a file of
+        its own and renames it into place, so a reader never sees half a frame.
         """
         digest = name or hashlib.sha256(data).hexdigest()
         path = self.path / self.FRAMES / digest[:2] / f"{digest}{suffix}"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+            tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
             tmp.write_bytes(data)
             os.replace(tmp, path)
         return path
