@@ -124,3 +124,30 @@ def test_frames_are_named_by_pixels_and_identical_whatever_the_workers(tmp_path:
 
     one, two = frame_names("1"), frame_names("2")
     assert one == two and len(one) == 18
+
+
+@pytest.mark.parametrize(
+    ("value", "xy", "size_px", "weight"),
+    [
+        ("Hotel Lumen", (40, 300), 44, 400),
+        ("Pay with Visa •••• 4242", (13, 7), 37, 600),
+        ("", (5, 5), 30, 400),
+        ("   ", (5, 5), 30, 400),
+        ("✓ Ünïcødé — 你好", (100, 50), 42, 700),
+        ("x", (77.5, 31.25), 48, 700),  # glyph icons sit at fractional points
+        ("+", (12.75, 90.6), 66, 700),
+    ],
+)
+def test_cached_text_draws_what_pillow_draws(
+    value: str, xy: tuple[float, float], size_px: int, weight: int
+) -> None:
+    from PIL import Image, ImageDraw
+
+    from ghostei.sim.render import draw_text, font
+
+    ours, pillows = (Image.new("RGB", (900, 200), (243, 237, 247)) for _ in range(2))
+    for _ in range(2):  # the second time from the cache
+        draw_text(ImageDraw.Draw(ours), xy, value, size_px, weight, (29, 27, 32))
+    ImageDraw.Draw(pillows).text(xy, value, font=font(size_px, weight), fill=(29, 27, 32))
+    ImageDraw.Draw(pillows).text(xy, value, font=font(size_px, weight), fill=(29, 27, 32))
+    assert ours.tobytes() == pillows.tobytes()

@@ -7,7 +7,9 @@ byte-identical across machines.
 from __future__ import annotations
 
 from collections.abc import Hashable
+import math
 from functools import lru_cache
+from typing import Any
 
 import fontpkg.pil  # type: ignore[import-untyped]
 from PIL import Image, ImageDraw, ImageFont
@@ -46,6 +48,34 @@ def text_length(value: str, size_px: int, weight: int) -> float:
 
 
 MEASURER = FontMeasurer()
+
+
+def draw_text(
+    draw: ImageDraw.ImageDraw,
+    xy: tuple[float, float],
+    value: str,
+    size_px: int,
+    weight: int,
+    fill: Color,
+) -> None:
+    """``draw.text`` of one line, its glyphs rasterised once per string, font and subpixel
+    offset: screens redraw the same labels again and again, and FreeType's rendering was a
+    tenth of a frame. The mask and its blending are Pillow's own (``getmask2`` and the
+    bitmap fill ``draw.text`` ends in); a test pins the pixels to ``draw.text``'s.
+    """
+    x, y = xy
+    start = (math.modf(x)[0], math.modf(y)[0])
+    mask, (dx, dy) = _text_mask(value, size_px, weight, start)
+    ink = draw._getink(fill)[0]
+    draw.draw.draw_bitmap((int(x) + dx, int(y) + dy), mask, ink)
+
+
+@lru_cache(maxsize=8192)
+def _text_mask(
+    value: str, size_px: int, weight: int, start: tuple[float, float]
+) -> tuple[Any, tuple[int, int]]:
+    mask, offset = font(size_px, weight).getmask2(value, "L", anchor="la", start=start)
+    return mask, offset
 
 BACKGROUND: Color = (254, 247, 255)
 SCRIM = (0, 0, 0, 110)
@@ -156,7 +186,7 @@ class Renderer:
                 x = right - width
             else:
                 x = left
-            draw.text((round(x), round(top + i * line_h)), line, font=f, fill=color)
+            draw_text(draw, (round(x), round(top + i * line_h)), line, size_px, s.weight, color)
 
     def _icon(self, draw: ImageDraw.ImageDraw, node: Node, box: tuple[int, int, int, int]) -> None:
         glyph = node.style.icon
@@ -245,7 +275,7 @@ class Renderer:
         elif glyph:
             size_px = max(8, round(node.style.size * self.density))
             w = text_length(glyph, size_px, 700)
-            draw.text((cx - w / 2, cy - size_px * 0.62), glyph, font=font(size_px, 700), fill=fg)
+            draw_text(draw, (cx - w / 2, cy - size_px * 0.62), glyph, size_px, 700, fg)
 
 
 def paint_key(window: Window) -> Hashable:
