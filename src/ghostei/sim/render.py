@@ -6,8 +6,8 @@ byte-identical across machines.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 import math
+from collections.abc import Hashable
 from functools import lru_cache
 from typing import Any
 
@@ -76,6 +76,7 @@ def _text_mask(
 ) -> tuple[Any, tuple[int, int]]:
     mask, offset = font(size_px, weight).getmask2(value, "L", anchor="la", start=start)
     return mask, offset
+
 
 BACKGROUND: Color = (254, 247, 255)
 SCRIM = (0, 0, 0, 110)
@@ -166,7 +167,6 @@ class Renderer:
     def _text(self, draw: ImageDraw.ImageDraw, node: Node, box: tuple[int, int, int, int]) -> None:
         s = node.style
         size_px = round(s.size * self.density)
-        f = font(size_px, s.weight)
         lines = node.lines
         color = s.fg
         if node.editable and not node.text:
