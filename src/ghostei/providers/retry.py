@@ -4,6 +4,10 @@ Only transient failures are retried: 429, 408, 5xx, timeouts and dropped connect
 4xx mean the request itself is wrong, and sending it again would only spend money. The SDKs'
 own retries are switched off (``max_retries=0`` on their clients) so these are the only ones,
 and every request they make is counted.
+
+A 429 is the endpoint's limit, not the request's: with a ``RateLimiter`` (shared by every
+request to the endpoint, see ratelimit.py) the backoff it causes holds back every request in
+flight, in this process and in the worker processes that share the limiter.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from .base import Completion, Message, Provider, ProviderConfig, ProviderError
+from .ratelimit import RateLimiter
 
 Sleep = Callable[[float], None]
+
+TOO_MANY_REQUESTS = 429
 
 
 class RetryingProvider:
@@ -25,13 +32,22 @@ class RetryingProvider:
     uniform draw in its upper half), so it grows exponentially yet parallel workers do not
     retry in lockstep. A ``Retry-After`` hint is honoured when longer, up to the same cap.
     ``sleep`` and ``rng`` are injectable so tests neither wait nor depend on chance.
+
+    With a ``limiter``, every attempt first waits until the endpoint may be called, and a 429
+    holds the endpoint back for the whole backoff, so that every request to it waits too.
     """
 
     def __init__(
-        self, inner: Provider, *, sleep: Sleep = time.sleep, rng: random.Random | None = None
+        self,
+        inner: Provider,
+        *,
+        sleep: Sleep = time.sleep,
+        rng: random.Random | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.inner = inner
         self.sleep = sleep
+        self.limiter = limiter
         # Unseeded by default on purpose: jitter only spreads out retries in time, it never
         # changes what the model answers, and workers sharing a seed would retry in lockstep.
         self.rng = rng if rng is not None else random.Random()
@@ -57,7 +73,10 @@ class RetryingProvider:
         """The inner provider's completion, retrying transient failures."""
         spent = 0
         retries = max(0, self.config.max_retries)
+        waited: float | None = None  # the hold this call has already slept through itself
         for attempt in range(retries + 1):
+            if self.limiter is not None:
+                self.limiter.wait(waited)
             try:
                 completion = self.inner.complete(messages)
             except ProviderError as exc:
@@ -65,6 +84,10 @@ class RetryingProvider:
                 if not exc.retryable:
                     exc.requests = spent
                     raise
+                delay = self.delay(attempt, exc.retry_after)
+                if self.limiter is not None and exc.status == TOO_MANY_REQUESTS:
+                    # The endpoint's limit: every request waits, even when this one gives up.
+                    waited = self.limiter.hold(delay)
                 if attempt == retries:
                     raise ProviderError(
                         f"{exc} (gave up after {attempt + 1} attempts)",
@@ -73,7 +96,7 @@ class RetryingProvider:
                         retry_after=exc.retry_after,
                         requests=spent,
                     ) from exc
-                self.sleep(self.delay(attempt, exc.retry_after))
+                self.sleep(delay)
             else:
                 return replace(completion, requests=spent + completion.requests)
         raise AssertionError("unreachable: the loop returns or raises")

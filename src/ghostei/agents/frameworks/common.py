@@ -9,6 +9,7 @@ from PIL import Image
 
 from ...observation import encode_png
 from ...providers.base import Message, Provider
+from ...providers.images import downscale
 from ..base import AgentContext
 
 
@@ -63,14 +64,15 @@ def refuse_reflection(ctx: AgentContext, agent: str) -> None:
 
 
 def fit(image: Image.Image, max_side: int | None) -> Image.Image:
-    """The image scaled down (never up) so that its longest side is at most ``max_side``."""
+    """The image scaled down (never up) so that its longest side is at most ``max_side``
+    (with ``downscale``: fast, and the same pixels every time)."""
     width, height = image.size
     longest = max(width, height)
     if max_side is None or longest <= max_side:
         return image
     scale = max_side / longest
     size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    return image.resize(size, Image.Resampling.LANCZOS)
+    return downscale(image, size)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ def frame(image: Image.Image, provider: Provider) -> Frame:
     The agent scales it to the provider's ``image_max_side`` itself, so the provider sends it
     unchanged and the agent knows the exact size the model's coordinates refer to.
     """
-    sent = fit(image.convert("RGB"), provider.config.image_max_side)
+    rgb = image if image.mode == "RGB" else image.convert("RGB")  # a copy only when needed
+    sent = fit(rgb, provider.config.image_max_side)
     return Frame(encode_png(sent), sent.size)
 
 
