@@ -16,6 +16,11 @@ or an agent actually sent: the screenshot as an image part, the instruction, tem
 The ``scripted_llm`` fixture is available to every test module through tests/conftest.py.
 When the script runs out the server answers 400 (never retried), so a test that makes more
 calls than it scripted fails fast and says why; ``always(reply)`` sets an endless default.
+
+For episodes running side by side, whose requests arrive in no fixed order, ``respond(fn)``
+answers each request from what it carries (``fn(request)``, e.g. by the number of turns so
+far); ``latency`` holds every answer back that long, as a remote model would, and every
+request records when it arrived (``received``, ``time.monotonic()``).
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -78,6 +84,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]  # names lower-cased
     body: dict[str, Any]
+    received: float = 0.0  # time.monotonic() on arrival
 
     @property
     def api(self) -> Literal["openai", "anthropic"]:
@@ -109,6 +116,10 @@ class RecordedRequest:
             for r, p in self._parts()
             if p.get("type") == "text" and (role is None or r == role)
         ]
+
+    def turns(self, role: str) -> int:
+        """How many messages of ``role`` the request carries (e.g. earlier answers)."""
+        return sum(m.get("role") == role for m in self.body.get("messages", []))
 
     def image_parts(self) -> list[dict[str, Any]]:
         """The raw image parts (``image_url`` for OpenAI, ``image`` blocks for Anthropic)."""
@@ -167,16 +178,22 @@ def _error_body(api: str, reply: Reply) -> dict[str, Any]:
     return {"error": {"message": reply.message, "type": kind, "code": reply.status}}
 
 
+Responder = Callable[[RecordedRequest], Reply | str | int]
+
+
 class ScriptedLLM:
     """A local server that plays a script of replies; use as a context manager or through
-    the ``scripted_llm`` fixture."""
+    the ``scripted_llm`` fixture. ``latency`` (seconds) delays every answer, errors too."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency: float = 0.0) -> None:
         self._script: deque[Reply] = deque()
         self._default: Reply | None = None
+        self._responder: Responder | None = None
         self._lock = threading.Lock()
         self._closing = threading.Event()
+        self.latency = latency
         self.requests: list[RecordedRequest] = []
+        self.answered: list[tuple[float, int]] = []  # (time.monotonic(), status) per answer
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -233,6 +250,12 @@ class ScriptedLLM:
         with self._lock:
             self._default = self._script.pop()
 
+    def respond(self, responder: Responder) -> None:
+        """Answer each request the script does not from the request itself:
+        ``responder(request)`` returns a Reply, a text answer or an HTTP error status."""
+        with self._lock:
+            self._responder = responder
+
     @property
     def pending(self) -> int:
         """Replies still queued."""
@@ -244,8 +267,14 @@ class ScriptedLLM:
             self.requests.append(request)
             if self._script:
                 return self._script.popleft()
-            if self._default is not None:
+            responder = self._responder
+            if responder is None and self._default is not None:
                 return self._default
+        if responder is not None:
+            reply = responder(request)
+            if isinstance(reply, str):
+                return Reply.answer(reply)
+            return Reply.error(reply) if isinstance(reply, int) else reply
         return Reply.error(400, f"ScriptedLLM: script exhausted at request {len(self.requests)}")
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -279,9 +308,10 @@ class ScriptedLLM:
                     return
                 body = json.loads(raw or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                request = RecordedRequest(path=path, headers=headers, body=body)
+                request = RecordedRequest(path, headers, body, received=time.monotonic())
                 reply = llm._next(request)
-                if reply.delay and llm._closing.wait(reply.delay):
+                delay = llm.latency + reply.delay
+                if delay and llm._closing.wait(delay):
                     return  # the server is closing: drop the stalled request
                 api = request.api
                 if reply.status == 200:
@@ -302,6 +332,8 @@ class ScriptedLLM:
                     for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
+                    with llm._lock:  # before the client can have read it
+                        llm.answered.append((time.monotonic(), status))
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and hung up: that is what a stall is for

@@ -5,6 +5,7 @@ and is plugged in at the end. Commands own the console; library code never print
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -62,7 +63,22 @@ def main() -> None:
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-steps", type=click.IntRange(1, 500), default=20, show_default=True)
-@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=lambda: min(64, os.cpu_count() or 1),
+    show_default="the number of cores",
+    help="Worker processes that run the episodes.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Episodes in flight at once, as threads spread over the workers (default: as many "
+    "as --workers). A run against a remote model waits on the model, not the CPU: e.g. "
+    "--workers 2 --concurrency 16 keeps 16 requests going. The android backend runs one "
+    "episode at a time.",
+)
 @click.option("--resume", is_flag=True, help="Finish an interrupted run in --out.")
 @click.option(
     "--screen",
@@ -130,6 +146,7 @@ def run(
     seed: int,
     max_steps: int,
     workers: int,
+    concurrency: int | None,
     resume: bool,
     screen: str,
     frames_mode: str,
@@ -241,13 +258,20 @@ def run(
             fail(str(exc))
         except OSError as exc:
             fail(f"--out {out}: cannot create the run folder: {exc.strerror or exc}")
+    if config.backend != "sim" and concurrency is not None and concurrency > 1:
+        warn(f"--concurrency {concurrency}: an {config.backend} device runs one episode at a time")
     total = len(cases) * len(config.agents)
     try:  # a record that stops validating mid-run (another writer, a bad disk) is an error
         already = len(rundir.records())
         with progress_bar() as progress:
             task = progress.add_task("episodes", total=total, completed=already)
             execute(
-                rundir, config, cases, workers=workers, on_record=lambda r: progress.advance(task)
+                rundir,
+                config,
+                cases,
+                workers=workers,
+                concurrency=concurrency,
+                on_record=lambda r: progress.advance(task),
             )
         records = rundir.records()
     except RunDirError as exc:

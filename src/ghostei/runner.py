@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import multiprocessing
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.managers import BaseManager
+from multiprocessing.pool import ThreadPool
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -23,6 +29,7 @@ from .injection import Injection, build_injection, injection_kind, trigger_can_f
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
+from .providers.ratelimit import Endpoint, endpoint, install_cells, shared_cell
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
 from .world import build_world
@@ -405,7 +412,10 @@ def pending(run: RunDir, config: RunConfig, cases: list[Case]) -> list[tuple[Cas
     return [(c, a) for a in config.agents for c in cases if (a, c.id) not in done]
 
 
-def _worker(args: tuple[Case, str, RunConfig, str]) -> EpisodeRecord:
+Job = tuple[Case, str, RunConfig, str]  # (case, agent, config, run folder): one episode
+
+
+def _worker(args: Job) -> EpisodeRecord:
     case, agent, config, out = args
     return run_episode(case, agent, config, Path(out))
 
@@ -416,8 +426,24 @@ def execute(
     cases: list[Case],
     workers: int = 1,
     on_record: Callable[[EpisodeRecord], None] | None = None,
+    *,
+    concurrency: int | None = None,
 ) -> list[EpisodeRecord]:
-    """Run every pending episode of a run folder, recording each as it finishes."""
+    """Run every pending episode of a run folder, recording each as it finishes.
+
+    ``concurrency`` episodes are in flight at once (default: ``workers``), as threads spread
+    over ``workers`` processes (with one worker, threads of this process): a run against a
+    remote model waits on the model, not on the CPU, so a few processes keep many episodes
+    going. Records are appended here, in this process, as each episode finishes, so an
+    interruption loses at most the episodes in flight; episodes never depend on each other,
+    so results are the same whatever the numbers. The Android backend runs one episode at a
+    time (one device).
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
+    concurrency = workers if concurrency is None else concurrency
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     todo = pending(run, config, cases)
     finished: list[EpisodeRecord] = []
 
@@ -428,29 +454,131 @@ def execute(
             on_record(r)
 
     if config.backend != "sim":
-        workers = 1  # one Android device runs one episode at a time
-    if workers <= 1 or len(todo) <= 1:
-        for case, agent in todo:
-            record(run_episode(case, agent, config, run.path))
+        concurrency = 1  # one Android device runs one episode at a time
+    concurrency = min(concurrency, len(todo))
+    jobs = [(c, a, config, str(run.path)) for c, a in todo]
+    if concurrency <= 1:
+        for job in jobs:
+            record(_worker(job))
         return finished
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        for r in _as_completed_in_flight(
-            pool, [(c, a, config, str(run.path)) for c, a in todo], workers * 2
-        ):
+    with _episode_runner(min(workers, concurrency), config) as run_one:
+        for r in _as_completed_in_flight(run_one, jobs, concurrency):
             record(r)
     return finished
 
 
 def _as_completed_in_flight(
-    pool: ProcessPoolExecutor, jobs: list[tuple[Case, str, RunConfig, str]], limit: int
+    run_one: Callable[[Job], EpisodeRecord], jobs: list[Job], limit: int
 ) -> Iterator[EpisodeRecord]:
-    # Submitting a bounded window keeps a crash from losing more than the episodes in flight.
-    queue = list(reversed(jobs))
-    running: set[Future[EpisodeRecord]] = set()
-    while queue or running:
-        while queue and len(running) < limit:
-            running.add(pool.submit(_worker, queue.pop()))
-        done, running = wait(running, return_when=FIRST_COMPLETED)
-        for fut in done:
-            yield fut.result()
+    """Each job's record as it finishes, ``limit`` jobs running at a time.
+
+    The threads are daemons (multiprocessing's ThreadPool), and only ``limit`` jobs ever
+    start before one ends: an interruption (^C) ends the run at once, losing at most the
+    episodes in flight, instead of waiting for them as an executor's threads would.
+    """
+    with ThreadPool(limit) as threads:
+        yield from threads.imap_unordered(run_one, jobs)
+
+
+@contextlib.contextmanager
+def _episode_runner(workers: int, config: RunConfig) -> Iterator[Callable[[Job], EpisodeRecord]]:
+    """How a thread of execute() runs an episode: here, or in one of ``workers`` processes."""
+    if workers <= 1:
+        yield _worker
+        return
+    with _EpisodeWorkers(workers, config) as pool:
+        yield pool.run
+
+
+# ----- worker processes ------------------------------------------------------------------------
+#
+# A worker is a process serving an _EpisodeRunner through multiprocessing's managers: its
+# server runs each connection's calls in a thread of its own, so one worker runs as many
+# episodes at once as threads of execute() call into it. Each thread here stays with one
+# worker (round robin), which spreads the episodes in flight evenly over the workers.
+
+
+class _EpisodeRunner:
+    """Runs episodes in a worker process, one per calling connection at a time."""
+
+    def run(self, job: Job) -> EpisodeRecord:
+        return _worker(job)
+
+
+class _WorkerManager(BaseManager):
+    pass
+
+
+_WorkerManager.register("EpisodeRunner", _EpisodeRunner, exposed=("run",))
+
+
+def _start_worker(cells: dict[Endpoint, Any], lifeline: Connection) -> None:
+    """A worker's initializer: share the parent's rate limits, and exit with the parent."""
+    install_cells(cells)
+    threading.Thread(target=_exit_with_parent, args=(lifeline,), daemon=True).start()
+
+
+def _exit_with_parent(lifeline: Connection) -> None:
+    # The parent never writes: recv() returns only when its end closes, which is when the
+    # parent is gone (killed, perhaps) or done. The worker must not outlive it.
+    with contextlib.suppress(EOFError, OSError):
+        lifeline.recv()
+    os._exit(0)
+
+
+class _EpisodeWorkers:
+    """``count`` worker processes for the episodes of a run, sharing the rate limit of the
+    run's model endpoint (a 429 seen by one slows them all)."""
+
+    def __init__(self, count: int, config: RunConfig) -> None:
+        self.count = count
+        self.config = config
+        self._runners: list[Any] = []
+        self._managers: list[_WorkerManager] = []
+        self._local = threading.local()
+        self._next = itertools.count()
+
+    def __enter__(self) -> _EpisodeWorkers:
+        # Spawned, not forked: a forked simulator would share fonts, caches and locks.
+        ctx = multiprocessing.get_context("spawn")
+        cells = {endpoint(self.config.model): shared_cell(ctx)} if self.config.model else {}
+        lifeline, self._lifeline = ctx.Pipe(duplex=False)
+        self._managers = [_WorkerManager(ctx=ctx) for _ in range(self.count)]
+        try:
+            # Each start waits for its process to be up: start them side by side.
+            with ThreadPoolExecutor(max_workers=self.count) as starter:
+                started = [
+                    starter.submit(manager.start, _start_worker, (cells, lifeline))
+                    for manager in self._managers
+                ]
+            for future in started:
+                future.result()  # a worker that failed to start fails the run now
+            self._runners = [m.EpisodeRunner() for m in self._managers]  # type: ignore[attr-defined]
+        except BaseException:
+            self.__exit__()
+            raise
+        finally:
+            lifeline.close()
+        return self
+
+    def run(self, job: Job) -> EpisodeRecord:
+        """Run ``job`` on the worker of the calling thread."""
+        index = getattr(self._local, "index", None)
+        if index is None:
+            index = self._local.index = next(self._next) % self.count
+        try:
+            record: EpisodeRecord = self._runners[index].run(job)
+        except (EOFError, ConnectionError) as exc:
+            raise RuntimeError(f"worker process {index + 1} of {self.count} died") from exc
+        return record
+
+    def __exit__(self, *exc: object) -> None:
+        # Episodes still running are stopped with their process (the server ignores ^C).
+        for manager in self._managers:
+            shutdown = getattr(manager, "shutdown", None)  # there once the worker is up
+            process = getattr(manager, "_process", None)  # there once it was spawned
+            if shutdown is not None:
+                shutdown()
+            elif process is not None and process.is_alive():
+                process.terminate()
+        self._lifeline.close()
