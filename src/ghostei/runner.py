@@ -11,7 +11,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
@@ -29,7 +29,7 @@ from .injection import Injection, build_injection, injection_kind, trigger_can_f
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
-from .providers.ratelimit import Endpoint, endpoint, install_cells, shared_cell
+from .providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells, shared_cell
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
 from .world import build_world
@@ -432,9 +432,9 @@ def execute(
     """Run every pending episode of a run folder, recording each as it finishes.
 
     ``concurrency`` episodes are in flight at once (default: ``workers``), as threads spread
-    over ``workers`` processes (with one worker, threads of this process): a run against a
-    remote model waits on the model, not on the CPU, so a few processes keep many episodes
-    going. Records are appended here, in this process, as each episode finishes, so an
+    over ``workers`` processes (this one and ``workers - 1`` spawned beside it): a run
+    against a remote model waits on the model, not on the CPU, so a few processes keep many
+    episodes going. Records are appended here, in this process, as each episode finishes, so an
     interruption loses at most the episodes in flight; episodes never depend on each other,
     so results are the same whatever the numbers. The Android backend runs one episode at a
     time (one device).
@@ -482,7 +482,8 @@ def _as_completed_in_flight(
 
 @contextlib.contextmanager
 def _episode_runner(workers: int, config: RunConfig) -> Iterator[Callable[[Job], EpisodeRecord]]:
-    """How a thread of execute() runs an episode: here, or in one of ``workers`` processes."""
+    """How a thread of execute() runs an episode: in this process, or in the process of the
+    ``workers`` (this one among them) that the thread is bound to."""
     if workers <= 1:
         yield _worker
         return
@@ -492,10 +493,11 @@ def _episode_runner(workers: int, config: RunConfig) -> Iterator[Callable[[Job],
 
 # ----- worker processes ------------------------------------------------------------------------
 #
-# A worker is a process serving an _EpisodeRunner through multiprocessing's managers: its
-# server runs each connection's calls in a thread of its own, so one worker runs as many
-# episodes at once as threads of execute() call into it. Each thread here stays with one
-# worker (round robin), which spreads the episodes in flight evenly over the workers.
+# The processes of a run are this one and workers spawned beside it. A worker is a process
+# serving an _EpisodeRunner through multiprocessing's managers: its server runs each
+# connection's calls in a thread of its own, so a worker runs as many episodes at once as
+# threads of execute() call into it. Each thread of execute() stays with one process (round
+# robin), which spreads the episodes in flight evenly over the processes.
 
 
 class _EpisodeRunner:
@@ -527,58 +529,65 @@ def _exit_with_parent(lifeline: Connection) -> None:
 
 
 class _EpisodeWorkers:
-    """``count`` worker processes for the episodes of a run, sharing the rate limit of the
-    run's model endpoint (a 429 seen by one slows them all)."""
+    """The ``count`` processes that run a run's episodes: this one, already warm, and
+    ``count - 1`` workers spawned beside it, all sharing the rate limit of the run's model
+    endpoint (a 429 seen in one slows them all). Threads of this process start on their
+    episodes at once; a thread bound to a worker waits for it to be up."""
 
     def __init__(self, count: int, config: RunConfig) -> None:
         self.count = count
         self.config = config
-        self._runners: list[Any] = []
         self._managers: list[_WorkerManager] = []
+        self._runners: list[Future[Any]] = []
+        self._cells: dict[Endpoint, Any] = {}
         self._local = threading.local()
         self._next = itertools.count()
+        self._starter = ThreadPoolExecutor(max_workers=max(1, count - 1))
 
     def __enter__(self) -> _EpisodeWorkers:
         # Spawned, not forked: a forked simulator would share fonts, caches and locks.
         ctx = multiprocessing.get_context("spawn")
-        cells = {endpoint(self.config.model): shared_cell(ctx)} if self.config.model else {}
-        lifeline, self._lifeline = ctx.Pipe(duplex=False)
-        self._managers = [_WorkerManager(ctx=ctx) for _ in range(self.count)]
-        try:
-            # Each start waits for its process to be up: start them side by side.
-            with ThreadPoolExecutor(max_workers=self.count) as starter:
-                started = [
-                    starter.submit(manager.start, _start_worker, (cells, lifeline))
-                    for manager in self._managers
-                ]
-            for future in started:
-                future.result()  # a worker that failed to start fails the run now
-            self._runners = [m.EpisodeRunner() for m in self._managers]  # type: ignore[attr-defined]
-        except BaseException:
-            self.__exit__()
-            raise
-        finally:
-            lifeline.close()
+        if self.config.model is not None:
+            self._cells = {endpoint(self.config.model): shared_cell(ctx)}
+        install_cells(self._cells)  # this process is one of the run's processes
+        self._lifeline_in, self._lifeline = ctx.Pipe(duplex=False)
+        self._managers = [_WorkerManager(ctx=ctx) for _ in range(self.count - 1)]
+        self._runners = [self._starter.submit(self._start, m) for m in self._managers]
         return self
 
+    def _start(self, manager: _WorkerManager) -> Any:
+        manager.start(_start_worker, (self._cells, self._lifeline_in))
+        return manager.EpisodeRunner()  # type: ignore[attr-defined]
+
     def run(self, job: Job) -> EpisodeRecord:
-        """Run ``job`` on the worker of the calling thread."""
+        """Run ``job`` in the process of the calling thread."""
         index = getattr(self._local, "index", None)
         if index is None:
             index = self._local.index = next(self._next) % self.count
+        if index == 0:
+            return _worker(job)
+        runner = self._runners[index - 1].result()  # a worker that failed to start fails here
         try:
-            record: EpisodeRecord = self._runners[index].run(job)
+            record: EpisodeRecord = runner.run(job)
         except (EOFError, ConnectionError) as exc:
-            raise RuntimeError(f"worker process {index + 1} of {self.count} died") from exc
+            raise RuntimeError(f"worker process {index} of {self.count - 1} died") from exc
         return record
 
     def __exit__(self, *exc: object) -> None:
-        # Episodes still running are stopped with their process (the server ignores ^C).
-        for manager in self._managers:
-            shutdown = getattr(manager, "shutdown", None)  # there once the worker is up
-            process = getattr(manager, "_process", None)  # there once it was spawned
-            if shutdown is not None:
-                shutdown()
-            elif process is not None and process.is_alive():
-                process.terminate()
+        self._starter.shutdown(wait=True)  # a worker still starting is stopped below
+        # Episodes still running in a worker stop with it (its server ignores ^C).
+        with ThreadPoolExecutor(max_workers=max(1, len(self._managers))) as stopper:
+            for manager in self._managers:
+                stopper.submit(_stop, manager)
         self._lifeline.close()
+        self._lifeline_in.close()
+        forget_cells(self._cells)
+
+
+def _stop(manager: BaseManager) -> None:
+    shutdown = getattr(manager, "shutdown", None)  # there once the worker is up
+    process = getattr(manager, "_process", None)  # there once it was spawned
+    if shutdown is not None:
+        shutdown()
+    elif process is not None and process.is_alive():
+        process.terminate()

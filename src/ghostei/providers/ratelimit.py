@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from multiprocessing.context import BaseContext
 from multiprocessing.sharedctypes import Synchronized
 from typing import Any
@@ -130,3 +130,11 @@ def install_cells(cells: Mapping[Endpoint, Synchronized[float]]) -> None:
         for key, cell in cells.items():
             _CELLS[key] = cell
             _LIMITERS[key] = RateLimiter(cell)
+
+
+def forget_cells(keys: Iterable[Endpoint]) -> None:
+    """Stop sharing these endpoints' limits: this process keeps its own from now on."""
+    with _LOCK:
+        for key in keys:
+            _CELLS.pop(key, None)
+            _LIMITERS.pop(key, None)
