@@ -68,7 +68,7 @@ def main() -> None:
     type=click.IntRange(1, 64),
     default=lambda: min(64, os.cpu_count() or 1),
     show_default="the number of cores",
-    help="Worker processes that run the episodes.",
+    help="Processes that run the episodes: the run's own and the rest spawned beside it.",
 )
 @click.option(
     "--concurrency",
