@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import struct
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import xxhash
-from isal import isal_zlib
 from PIL import Image
+
+from .png import encode_frame, encode_png
+
+__all__ = ["Bounds", "Observation", "UIElement", "encode_frame", "encode_png"]
 
 Bounds = tuple[int, int, int, int]
 
@@ -50,54 +49,6 @@ class UIElement:
     def label(self) -> str:
         """The most telling name of the element: its text, else content-desc, else hint."""
         return self.text or self.content_desc or self.hint
-
-
-# Frames are deflated by ISA-L (the isal package) at its level 1: on a 1080x2400 frame
-# (7.8 MB of rows) it takes about 1.5 ms against zlib level 1's ~28 ms, for about the same
-# size (124 KB against 122 KB on average over the default run's frames; libdeflate took
-# 16 ms for 98 KB, zlib-ng level 1 wrote 45 % more; benchmarks/bench_phone.py compares them).
-# Any standard PNG reader reads it. ISA-L's output for the same rows is not always the same
-# bytes (it varied between the worker processes of one run), which is why a frame is named by
-# its pixels (:func:`encode_frame`), never by its PNG bytes.
-PNG_COMPRESS_LEVEL = 1
-
-
-def encode_frame(image: Image.Image) -> tuple[bytes, str]:
-    """A frame as PNG, and its name: a 128-bit hash of its size and pixels (xxh3).
-
-    Pillow's encoder spends much of its time choosing a filter for every row; screen frames
-    (flat colours, text) compress as well with no filter at all, so we write the PNG
-    ourselves: rows with filter byte 0, one deflate stream, the three chunks PNG requires.
-    Hashing the rows costs 0.2 ms where a SHA-256 of them took 4.7.
-    """
-    rgb = image if image.mode == "RGB" else image.convert("RGB")
-    width, height = rgb.size
-    # Each row behind its filter byte (0), in one copy rather than a Python loop over rows;
-    # the deflater and the hash read the array in place.
-    rows = np.empty((height, width * 3 + 1), np.uint8)
-    rows[:, 0] = 0
-    rows[:, 1:] = np.asarray(rgb).reshape(height, width * 3)
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
-    name = xxhash.xxh3_128(header)
-    name.update(rows.data)
-    png = b"".join(
-        (
-            b"\x89PNG\r\n\x1a\n",
-            _chunk(b"IHDR", header),
-            _chunk(b"IDAT", isal_zlib.compress(rows, PNG_COMPRESS_LEVEL)),
-            _chunk(b"IEND", b""),
-        )
-    )
-    return png, name.hexdigest()
-
-
-def encode_png(image: Image.Image) -> bytes:
-    """A frame as PNG (see :func:`encode_frame`)."""
-    return encode_frame(image)[0]
-
-
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 @dataclass
