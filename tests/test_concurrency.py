@@ -307,6 +307,43 @@ def test_results_are_the_same_whatever_the_concurrency(tmp_path: Path) -> None:
     assert run("w2c8", 2, 8) == sequential
 
 
+def test_shared_fonts_draw_the_same_text_from_many_threads_at_once() -> None:
+    # The renderer keeps one FreeTypeFont per size and weight for the whole process. Pillow
+    # renders with the GIL held (its C code never releases it, and on free-threaded builds a
+    # critical section locks the font), so threads share the fonts safely: text drawn by
+    # eight threads at once is the text drawn by one.
+    from PIL import Image, ImageDraw
+
+    from ghostei.sim.render import font
+
+    labels = [f"Pay {n} x {chr(0x41 + n % 26)} — Ünïcødé {n * 7}" for n in range(40)]
+    sizes = [(28, 400), (37, 600), (44, 700), (30, 400)]
+
+    def draw_all() -> list[bytes]:
+        out = []
+        for i, label in enumerate(labels * 3):
+            size, weight = sizes[i % len(sizes)]
+            image = Image.new("L", (900, 80), 0)
+            ImageDraw.Draw(image).text((3.5, 7.25), label, font=font(size, weight), fill=255)
+            out.append(image.tobytes())
+        return out
+
+    expected = draw_all()
+    results: list[list[bytes]] = []
+    barrier = threading.Barrier(8)
+
+    def worker() -> None:
+        barrier.wait()
+        results.append(draw_all())
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 8 and all(r == expected for r in results)
+
+
 # -- the command line ------------------------------------------------------------------------
 
 
