@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -319,7 +321,10 @@ def test_run_folder_layout(small_run: Path) -> None:
         # A frame is named by its pixels (its size and rows), whatever encoder wrote it.
         with Image.open(frames[0]) as shown:
             assert encode_frame(shown)[1] == frames[0].stem
-        assert (folder / doc["dumps"][0]).read_text().startswith("<?xml")
+        dump = folder / doc["dumps"][0]
+        text = gzip.decompress(dump.read_bytes())
+        assert text.startswith(b"<?xml") and dump.name.endswith(".xml.gz")
+        assert dump.name == hashlib.sha256(text).hexdigest() + ".xml.gz"
         events = [json.loads(x) for x in (folder / "events.jsonl").read_text().splitlines()]
         assert [e["seq"] for e in events] == list(range(len(events)))
         assert any(e["kind"] == "injection_fired" for e in events)

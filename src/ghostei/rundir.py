@@ -162,7 +162,9 @@ class RunDir:
     MANIFEST = "manifest.json"
     CASES = "cases.jsonl"
     RECORDS = "episodes.jsonl"
-    FRAMES = "frames"  # the run's frame store: frames/<2 hex>/<name>.png and <sha256>.xml
+    # The run's frame store: frames/<2 hex>/<name>.png and the dumps' <sha256>.xml.gz (.xml in
+    # run folders written before dumps were gzipped).
+    FRAMES = "frames"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
