@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ghostei.agents import AgentContext, build_agent
 from ghostei.cases import builtin_cases
 from ghostei.injection import build_injection
@@ -109,9 +111,7 @@ def measure_steps(out: dict[str, Any], encode_every: int) -> None:
             phone.reset(case.setup, seed=0)
             injection.install(phone)
             obs = phone.observe()
-            ctx = AgentContext(
-                case=case, seed=0, max_steps=20, owner=build_world(case.setup).owner
-            )
+            ctx = AgentContext(case=case, seed=0, max_steps=20, owner=build_world(case.setup).owner)
             agent = build_agent(name, ctx)
             agent.reset(case.prompt)
             for step in range(20):
@@ -148,6 +148,47 @@ def measure_steps(out: dict[str, Any], encode_every: int) -> None:
         f"(median of per-step ratios {out['step_ratio_per_step_median']:.2f}x)",
         flush=True,
     )
+
+
+def measure_deflate(run: Path, out: dict[str, Any], limit: int = 250) -> None:
+    """The deflaters behind ghostei/png.py on the run's distinct frames, in the order a worker
+    meets them: ISA-L level 1 and zlib-ng level 6 on whole frames, and png.encode_frame."""
+    from isal import isal_zlib
+    from PIL import Image
+    from zlib_ng import zlib_ng
+
+    from ghostei import png
+
+    order: list[Path] = []
+    for doc_path in sorted(run.glob("episodes/*/*/trajectory.json")):
+        for rel in json.loads(doc_path.read_text())["frames"]:
+            frame = (doc_path.parent / rel).resolve()
+            if rel and frame not in order:
+                order.append(frame)
+    images = []
+    for frame in order[:limit]:
+        with Image.open(frame) as image:
+            images.append(image.convert("RGB"))
+    rows = []
+    for image in images:
+        arr = np.empty((image.height, image.width * 3 + 1), np.uint8)
+        arr[:, 0] = 0
+        arr[:, 1:] = np.asarray(image).reshape(image.height, -1)
+        rows.append(arr)
+    png._BANDS = png._BandCache(png.BAND_BUDGET)  # cold, as a new worker starts
+    candidates = {
+        "isal level 1, whole frame": lambda i: len(isal_zlib.compress(rows[i], 1)),
+        "zlib-ng level 6, whole frame": lambda i: len(zlib_ng.compress(rows[i], 6)),
+        "ghostei.png (zlib-ng 6, cached bands)": lambda i: len(png.encode_png(images[i])),
+    }
+    figures = {}
+    for name, encode in candidates.items():
+        start = time.process_time()
+        sizes = [encode(i) for i in range(len(images))]
+        ms = (time.process_time() - start) / len(images) * 1e3
+        figures[name] = {"kb": sum(sizes) / len(sizes) / 1e3, "ms": ms}
+        print(f"{name:40s} {figures[name]['kb']:6.1f} kB {ms:6.2f} ms", flush=True)
+    out["deflate"] = figures
 
 
 def measure_html(run: Path, out: dict[str, Any]) -> None:
@@ -210,6 +251,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_runs:
             run = measure_runs(Path(tmp), out)
+            measure_deflate(run, out)
             measure_html(run, out)
         measure_steps(out, args.encode_every)
         if not args.skip_concurrency:
