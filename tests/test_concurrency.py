@@ -95,16 +95,19 @@ def test_episodes_in_flight_together_take_about_one_episodes_time(tmp_path: Path
 # -- shared rate limits ----------------------------------------------------------------------
 
 
-def first_request_429(retry_after: float) -> Any:
-    """A responder: the first request of all gets a 429 with Retry-After, the rest answer."""
+def first_request_429(retry_after: float, latency: float) -> Any:
+    """A responder: the first request of all gets a 429 with Retry-After at once, the others
+    their answers after ``latency``."""
     lock = threading.Lock()
     seen = [0]
 
-    def reply(request: RecordedRequest) -> Reply | str:
+    def reply(request: RecordedRequest) -> Reply:
         with lock:
             seen[0] += 1
             first = seen[0] == 1
-        return Reply.error(429, retry_after=retry_after) if first else uitars_reply(request)
+        if first:
+            return Reply.error(429, retry_after=retry_after)
+        return Reply(text=uitars_reply(request), delay=latency)
 
     return reply
 
@@ -117,20 +120,19 @@ def instruction(request: RecordedRequest) -> str:
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["threads", "processes"])
 def test_a_429_holds_back_every_episode_in_flight(tmp_path: Path, workers: int) -> None:
-    retry_after = 0.6
-    with ScriptedLLM(latency=0.05) as llm:
-        llm.respond(first_request_429(retry_after))
+    retry_after, latency = 0.8, 0.3
+    with ScriptedLLM() as llm:
+        llm.respond(first_request_429(retry_after, latency))
         model_run(tmp_path, "run", llm, 4, workers=workers, concurrency=4, backoff_base=0.001)
     (answered_429,) = [t for t, status in llm.answered if status == 429]
-    # The 429 holds the endpoint from the moment its episode has read it: a request of
-    # another episode may be on its way meanwhile (at most one each). Every request after
-    # that waited out the Retry-After: the episode that got it, and the others (in the other
-    # worker process too), whose answers were already on their way and would have had their
-    # next requests out within milliseconds.
-    slack = 0.2
-    early = [r for r in llm.requests if answered_429 < r.received < answered_429 + slack]
-    held = [r for r in llm.requests if r.received >= answered_429 + slack]
-    assert len(early) <= 3
+    # The other episodes' first requests were in flight when the 429 came back; none of
+    # their answers came back sooner than ``latency`` after it. Until then only first
+    # requests may arrive (sent before the 429 was read). Every request after that waited
+    # out the Retry-After: the retry of the episode that got the 429, and the others' next
+    # requests (in the other worker process too), which would have gone at once.
+    soon = [r for r in llm.requests if answered_429 < r.received < answered_429 + 0.25]
+    held = [r for r in llm.requests if r.received >= answered_429 + 0.25]
+    assert all(r.turns("assistant") == 0 for r in soon)
     assert held, "no request after the 429"
     assert min(r.received for r in held) >= answered_429 + retry_after
     assert len({instruction(r) for r in held}) == 4  # all four episodes were held back
