@@ -444,10 +444,10 @@ def execute(
     ``concurrency`` episodes are in flight at once (default: ``workers``), as threads spread
     over ``workers`` processes (this one and ``workers - 1`` spawned beside it): a run
     against a remote model waits on the model, not on the CPU, so a few processes keep many
-    episodes going. Records are appended here, in this process, as each episode finishes, so an
-    interruption loses at most the episodes in flight; episodes never depend on each other,
-    so results are the same whatever the numbers. The Android backend runs one episode at a
-    time (one device).
+    episodes going. Records are appended here, in this process, as each episode finishes, so
+    an interruption loses at most the episodes in flight; episodes never depend on each
+    other, so results are the same whatever the numbers. The Android backend runs one
+    episode at a time (one device).
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
@@ -482,9 +482,9 @@ def _as_completed_in_flight(
 ) -> Iterator[EpisodeRecord]:
     """Each job's record as it finishes, ``limit`` jobs running at a time.
 
-    The threads are daemons (multiprocessing's ThreadPool), and only ``limit`` jobs ever
-    start before one ends: an interruption (^C) ends the run at once, losing at most the
-    episodes in flight, instead of waiting for them as an executor's threads would.
+    At most ``limit`` jobs run at once; the others wait, unstarted. The threads are daemons
+    (multiprocessing's ThreadPool): an interruption (^C) ends the run at once, losing at most
+    the episodes in flight, instead of waiting for them as an executor's threads would.
     """
     with ThreadPool(limit) as threads:
         yield from threads.imap_unordered(run_one, jobs)
