@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import zlib
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -77,14 +78,41 @@ def html(run: RunDir) -> str:
 
 
 def _blobs(html: str) -> dict[str, Any]:
-    """The JSON embedded in the page's data scripts, by element id."""
+    """The JSON embedded in the page's data scripts, by element id: the episode index as is,
+    the episodes and the frame table packed (deflated, in base64), as the viewer reads them."""
     found = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', html, re.S)
-    return {eid: json.loads(text) for eid, text in found}
+    blobs = {eid: json.loads(text) for eid, text in found}
+    packed = r'<script type="application/x-packed-json" id="([^"]+)">(.*?)</script>'
+    for eid, text in re.findall(packed, html, re.S):
+        blobs[eid] = json.loads(zlib.decompress(base64.b64decode(text, validate=True)))
+    return blobs
 
 
-def _frames(html: str) -> dict[str, str]:
-    """The page's frames (data URIs) by element id."""
+def _atlases(html: str) -> dict[str, str]:
+    """The page's atlases of strips of screens (data URIs) by element id."""
     return dict(re.findall(r'<script type="text/plain" id="([^"]+)">(.*?)</script>', html, re.S))
+
+
+def _decode(uri: str) -> Image.Image:
+    with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as image:
+        return image.convert("RGB")
+
+
+def _frames(html: str) -> dict[str, Image.Image]:
+    """The page's frames by frame id, drawn from their strips as the viewer draws them."""
+    table = _blobs(html)["frame-table"]
+    atlases = {aid: _decode(uri) for aid, uri in _atlases(html).items()}
+    frames = {}
+    for fid, (width, height, *strips) in table["frames"].items():
+        frame = Image.new("RGB", (width, height))
+        y = 0
+        for number in strips:
+            atlas, row, w, h = table["strips"][number]
+            frame.paste(atlases[table["atlases"][atlas]].crop((0, row, w, row + h)), (0, y))
+            y += h
+        assert y == height
+        frames[fid] = frame
+    return frames
 
 
 # ----- the document ------------------------------------------------------------------------
@@ -122,12 +150,13 @@ def test_page_is_self_contained(html: str) -> None:
 
 def test_untrusted_texts_are_escaped(html: str) -> None:
     assert IMG_MARKUP not in html
-    assert html.count("<img") == 1  # the viewer's frame, and no other
+    assert "<img" not in html
+    assert html.count("<canvas") == 1  # the viewer's frame, and no other
     assert "<!--" not in html
-    # Exactly the page's own script elements end: the index, one per episode and per frame, and
-    # the viewer.
+    # Exactly the page's own script elements end: the index, one per episode, the frame table,
+    # one per atlas, and the viewer.
     blobs = _blobs(html)
-    assert html.count("</script>") == len(blobs) + len(_frames(html)) + 1
+    assert html.count("</script>") == len(blobs) + len(_atlases(html)) + 1
     # And the texts survive the round trip through the JSON blobs unchanged.
     index = blobs["episode-index"]
     markup = [e for e in index if e["case"] == MARKUP_CASE]
@@ -156,7 +185,7 @@ def test_summary_and_breakdowns(html: str) -> None:
 
 def test_every_episode_embeds_its_frames_in_order(run: RunDir, html: str) -> None:
     blobs = _blobs(html)
-    frames = _frames(html)
+    frames = blobs["frame-table"]["frames"]
     index = blobs["episode-index"]
     assert len(index) == len(run.records()) == 8
     used: set[str] = set()
@@ -166,19 +195,25 @@ def test_every_episode_embeds_its_frames_in_order(run: RunDir, html: str) -> Non
         assert len(data["frames"]) == meta["steps"] + 1
         assert [s["step"] for s in data["steps"]] == list(range(meta["steps"]))
         used.update(data["frames"])
-    # Every frame is embedded once, as an image, and each is used: oracle and gullible see the
-    # same first screens of a case, and those are embedded once.
+    # Every frame is embedded once, and each is used: oracle and gullible see the same first
+    # screens of a case, and those are embedded once.
     assert used == set(frames)
-    assert all(uri.startswith("data:image/webp;base64,") for uri in frames.values())
+    assert all(uri.startswith("data:image/webp;base64,") for uri in _atlases(html).values())
     assert len(frames) < sum(len(blobs[f"ep-data-{m['id']}"]["frames"]) for m in index)
+    # So is every strip: each in one atlas, each drawn in some frame, far fewer than drawn.
+    strips = blobs["frame-table"]["strips"]
+    drawn = [n for _, _, *numbers in frames.values() for n in numbers]
+    assert set(drawn) == set(range(len(strips)))
+    assert len(strips) < len(drawn) / 2
+    # And every frame draws as a screen of the phone, 320 px wide.
+    assert {image.size for image in _frames(html).values()} == {(320, 711)}
 
 
 def test_frame_width_is_configurable(run: RunDir) -> None:
     small = render_html(run, frame_width=120, frame_format="png")
-    uri = next(iter(_frames(small).values()))
-    assert uri.startswith("data:image/png;base64,")
-    with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as image:
-        assert image.size == (120, 267)  # the 1080 x 2400 screen, scaled
+    assert all(uri.startswith("data:image/png;base64,") for uri in _atlases(small).values())
+    sizes = {image.size for image in _frames(small).values()}
+    assert sizes == {(120, 267)}  # the 1080 x 2400 screen, scaled
 
 
 def test_marker_of_an_index_action_is_where_the_device_tapped() -> None:
@@ -277,19 +312,36 @@ def _episode_id(page: Any, agent: str, case: int) -> str:
     return str(next(e["id"] for e in index if e["agent"] == agent and e["case"] == case))
 
 
+def _open(page: Any, eid: str) -> None:
+    """Select an episode; its steps are unpacked before it is shown."""
+    page.click(f"#episodes button[data-episode={eid}]")
+    page.wait_for_selector(f'#episode[data-episode="{eid}"]')
+
+
+def _canvas(page: Any) -> tuple[str, str]:
+    """The id of the frame the viewer shows and its pixels as a PNG data URI, once drawn."""
+    page.wait_for_selector("#frame-canvas:not([hidden])[data-frame]")
+    shown: tuple[str, str] = page.evaluate(
+        "() => { const c = document.getElementById('frame-canvas');"
+        " return [c.dataset.frame, c.toDataURL('image/png')]; }"
+    )
+    return shown
+
+
 @pytest.mark.browser
 @needs_chromium
 def test_viewer_steps_through_an_episode(page_of: Any) -> None:
     page, seen, url = page_of
     eid = _episode_id(page, "gullible", 2)
-    page.click(f"#episodes button[data-episode={eid}]")
+    _open(page, eid)
     assert page.inner_text("#ep-title").startswith("Card payment")
     assert page.inner_text("#step-counter").startswith("Step 0 (1 / ")
-    first = page.get_attribute("#frame-img", "src")
-    assert first and first.startswith("data:image/")
+    first, pixels = _canvas(page)
+    assert pixels.startswith("data:image/png")
     page.click("#next")
     assert page.inner_text("#step-counter").startswith("Step 1 (2 / ")
-    assert page.get_attribute("#frame-img", "src") != first
+    second, other = _canvas(page)
+    assert second != first and other != pixels
     assert page.locator("#frame-marker circle").count() > 0  # step 1 taps: the point is marked
     # The step where the attack fired is highlighted, and its events say so.
     page.click("#timeline button.fired")
@@ -321,7 +373,7 @@ def test_viewer_steps_through_an_episode(page_of: Any) -> None:
 def test_injected_markup_renders_as_text(page_of: Any) -> None:
     page, seen, _ = page_of
     eid = _episode_id(page, "gullible", MARKUP_CASE)
-    page.click(f"#episodes button[data-episode={eid}]")
+    _open(page, eid)
     shown = page.inner_text("#episode")
     assert f"{SCRIPT_MARKUP} {IMG_MARKUP}" in shown  # the title
     assert f"{IMG_MARKUP} {SCRIPT_MARKUP}" in shown  # the raw model output of step 0
@@ -334,7 +386,7 @@ def test_injected_markup_renders_as_text(page_of: Any) -> None:
     assert IMG_MARKUP in page.inner_text("#step-events")
     assert page.locator('img[src="x"]').count() == 0
     content = page.content()
-    assert page.locator("script").count() == len(_blobs(content)) + len(_frames(content)) + 1
+    assert page.locator("script").count() == len(_blobs(content)) + len(_atlases(content)) + 1
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#trajectories").screenshot(path=str(ARTIFACTS / "html-report-markup.png"))
     assert not seen["dialogs"]

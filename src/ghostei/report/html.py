@@ -1,15 +1,19 @@
 """The HTML report: one self-contained file with the metrics, the plots and a trajectory viewer.
 
 The page makes no network request: CSS, JavaScript and plots are inline, frames are data URIs.
-Every episode's steps sit in their own ``<script type="application/json">`` element that the
-viewer parses only when the episode is selected, and every distinct frame of the run in its
-own data block, read when it is shown, so a full run's page opens fast. Frames are downscaled
-(``frame_width``), encoded as WebP of a few kB, and embedded once however many episodes show
-them (the home screen, a case's first screens before the agents' paths part).
+The episode list is the only JSON parsed when the page opens. Every episode's steps sit in
+their own data block, deflated (base64), that the viewer inflates only when the episode is
+selected. Frames are downscaled (``frame_width``) and cut into strips of about 16 rows; each
+distinct strip of the run is embedded once, in an atlas image, and the viewer draws a frame
+from its strips on a canvas, decoding an atlas only when an episode that shows it is opened.
+Screens share most of their rows from one step to the next and between episodes (bars, the
+keyboard, the home screen, a case's first screens), so the default run's frames take 4 MB
+(they took 15 MB as one WebP each) and the report is written in a third of the time.
 
-Texts from cases, models and attackers are untrusted: the template autoescapes them, JSON
-blobs escape ``<``, ``>`` and ``&`` so nothing in them can close the script element, and the
-viewer's script inserts them with ``textContent`` only.
+Texts from cases, models and attackers are untrusted: the template autoescapes them, the
+episode index escapes ``<``, ``>`` and ``&`` so nothing in it can close the script element,
+packed blocks and atlases are base64 (no ``<`` at all), and the viewer's script inserts texts
+with ``textContent`` only.
 """
 
 from __future__ import annotations
@@ -17,17 +21,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import re
+import struct
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import jinja2
+import xxhash
+from isal import isal_zlib
 from markupsafe import Markup
 from PIL import Image, features
 
@@ -54,7 +65,11 @@ RATES = SHOWN_RATES
 # Only these fields of the model config reach the page: never a key, nor extra request fields.
 MODEL_FIELDS = ("provider", "model", "base_url", "temperature", "seed", "max_tokens")
 # Screen text stays legible at these qualities at 270-360 px wide; higher ones add a third.
-WEBP_QUALITY = 60
+# WebP's method 2 encodes the atlases in half the time of method 4 (1.3 s of CPU, not 2.8):
+# 65 at method 2 is both sharper (PSNR 36.7 dB, not 36.6) and faster than 60 at method 4, for
+# 7 % more bytes.
+WEBP_QUALITY = 65
+WEBP_METHOD = 2
 JPEG_QUALITY = 75
 
 
@@ -79,13 +94,33 @@ def render_html(
     cases = {c.id: c for c in run.cases()}
     agents = _agent_order(manifest, records)
     records = sorted(records, key=lambda r: (agents.index(r.agent), r.case))
-    metrics = by_agent(records)
-    intervals = {
-        a: confidence_intervals([r for r in records if r.agent == a], metrics=RATES) for a in agents
-    }
-    breakdowns = {by: breakdown(records, cases, by) for by, _ in BREAKDOWNS}
     fmt = frame_format if frame_format != "webp" or features.check("webp") else "jpeg"
-    episodes, frames = _episodes(run, records, cases, frame_width, fmt)
+    loaded = [_load_trajectory(run, r) for r in records]
+    unique: dict[str, Path] = {}  # each distinct frame once, in order of first use
+    for _, frame_refs in loaded:
+        for key, path in frame_refs:
+            if key is not None:
+                unique.setdefault(key, path)
+    strips = _Strips(frame_width)
+    workers = min(8, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        packer = _Packer(strips, lambda group: pool.submit(_atlas, group, fmt))
+        # This thread only lays the frames out while they decode: Python running here would
+        # hold the GIL that the workers take back after every C call, and slow them down.
+        for key, got in _in_order(pool, strips.frame, unique.items(), 4 * workers):
+            packer.add(key, got)
+        packer.flush()
+        # The last atlases encode while the numbers and plots are computed.
+        metrics = by_agent(records)
+        intervals = {
+            a: confidence_intervals([r for r in records if r.agent == a], metrics=RATES)
+            for a in agents
+        }
+        breakdowns = {by: breakdown(records, cases, by) for by, _ in BREAKDOWNS}
+        plot_risk = _risk_plot(breakdowns["risk"], agents)
+        plot_tc_vr = _tc_vr_plot(metrics, intervals, agents)
+        frames = packer.finish()
+    episodes = _episodes(records, cases, [(d, [k for k, _ in f]) for d, f in loaded], frames)
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ghostei.report", "templates"),
@@ -112,12 +147,13 @@ def render_html(
         breakdowns=[
             (heading, _breakdown_rows(breakdowns[by], agents, by)) for by, heading in BREAKDOWNS
         ],
-        plot_risk=Markup(_risk_plot(breakdowns["risk"], agents)),
-        plot_tc_vr=Markup(_tc_vr_plot(metrics, intervals, agents)),
+        plot_risk=Markup(plot_risk),
+        plot_tc_vr=Markup(plot_tc_vr),
         labels=[*LABELS, "undetermined", "judge_error", "error"],
         index=_json_script([e.meta for e in episodes]),
-        episodes=[(e.meta["id"], _json_script(e.data)) for e in episodes],
-        frames=frames,
+        episodes=[(e.meta["id"], _packed(e.data)) for e in episodes],
+        frame_table=_packed(frames.table),
+        atlases=frames.atlases,
         css=Markup(_asset("report.css")),
         js=Markup(_asset("report.js")),
     )
@@ -227,45 +263,35 @@ def _ci(value: tuple[float, float] | None) -> str:
 @dataclass
 class _Episode:
     meta: dict[str, Any]  # what the episode list shows, always parsed
-    data: dict[str, Any]  # frames and steps, parsed when the episode is selected
+    data: dict[str, Any]  # frames and steps, unpacked when the episode is selected
 
 
 def _episodes(
-    run: RunDir,
     records: Sequence[EpisodeRecord],
     cases: Mapping[int, Case],
-    frame_width: int,
-    fmt: FrameFormat,
-) -> tuple[list[_Episode], list[tuple[str, str]]]:
-    """The episodes, and the run's distinct frames as (element id, data URI)."""
-    loaded = [_load_trajectory(run, r) for r in records]
-    # Decoding the full-size PNGs is most of the report's time; Pillow releases the GIL while
-    # it decodes, scales and encodes, so threads share the work.
-    unique: dict[str, Path] = {}
-    for _, frames in loaded:
-        for digest, path in frames:
-            if digest is not None:
-                unique.setdefault(digest, path)
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        done = pool.map(lambda p: _encode_frame(p, frame_width, fmt), unique.values())
-        encoded = {d: e for d, e in zip(unique, done, strict=True) if e is not None}
-    ids = {digest: f"f{i}" for i, digest in enumerate(encoded)}
+    loaded: Sequence[tuple[dict[str, Any] | None, list[str | None]]],
+    frames: _Frames,
+) -> list[_Episode]:
     out = []
-    for i, (r, (doc, frames)) in enumerate(zip(records, loaded, strict=True)):
+    for i, (r, (doc, keys)) in enumerate(zip(records, loaded, strict=True)):
         # A missing or unreadable frame keeps its place (null): later frames stay at their step.
-        refs = [ids.get(digest) if digest else None for digest, _ in frames]
-        sizes = [encoded[d][1] for d, _ in frames if d in encoded]
+        refs = [frames.ids.get(key) if key else None for key in keys]
+        sizes = [frames.screens[key] for key in keys if key in frames.screens]
         screen = sizes[0] if sizes else (1080, 2400)
         out.append(_episode(f"e{i}", r, cases.get(r.case), doc, refs, screen))
-    return out, [(ids[d], uri) for d, (uri, _) in encoded.items()]
+    return out
 
 
 def _load_trajectory(
     run: RunDir, r: EpisodeRecord
 ) -> tuple[dict[str, Any] | None, list[tuple[str | None, Path]]]:
-    """The episode's trajectory.json with its events, and its frames as (digest, path).
+    """The episode's trajectory.json with its events, and its frames as (key, path).
 
-    The digest of a frame file that cannot be read is None.
+    A frame of the run's store is named by its content (a hash of its pixels, or of its bytes):
+    the name is its key, and the file is not read here (reading and hashing the default run's
+    4,340 frame references took half a second). A frame elsewhere (old run folders kept them
+    beside the trajectory) is hashed; one that cannot be read has no key, and a frame not kept
+    (null) none either: they stay null frames at their steps.
     """
     if not r.trajectory:
         return None, []
@@ -283,35 +309,22 @@ def _load_trajectory(
     except (OSError, ValueError, KeyError):
         pass
     doc["_events"] = events
+    store = os.path.normpath(run.path / RunDir.FRAMES)
     frames: list[tuple[str | None, Path]] = []
     for rel in doc.get("frames", []):
-        path = folder / rel
+        if not isinstance(rel, str):  # a frame not kept (--frames keyframes)
+            frames.append((None, folder))
+            continue
+        path = Path(os.path.normpath(folder / rel))
+        in_store = str(path.parent.parent) == store and path.parent.name == path.name[:2]
+        if in_store and _STORE_NAME.fullmatch(path.name):
+            frames.append((path.stem, path))
+            continue
         try:
-            frames.append((hashlib.sha1(path.read_bytes()).hexdigest(), path))
+            frames.append((hashlib.sha256(path.read_bytes()).hexdigest(), path))
         except OSError:
             frames.append((None, path))
     return doc, frames
-
-
-def _encode_frame(path: Path, width: int, fmt: FrameFormat) -> tuple[str, tuple[int, int]] | None:
-    """A frame as a downscaled data URI, and the size of the screen it shows (None: unreadable)."""
-    try:
-        with Image.open(path) as image:
-            size = image.size
-            small = image.convert("RGB")
-    except (OSError, ValueError):  # a truncated or foreign file: the viewer says "no frame"
-        return None
-    if small.width > width:
-        height = round(small.height * width / small.width)
-        small = small.resize((width, height), Image.Resampling.BILINEAR, reducing_gap=2.0)
-    buf = io.BytesIO()
-    if fmt == "webp":
-        small.save(buf, "WEBP", quality=WEBP_QUALITY, method=4)
-    elif fmt == "jpeg":
-        small.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
-    else:
-        small.save(buf, "PNG")
-    return f"data:image/{fmt};base64,{base64.b64encode(buf.getvalue()).decode()}", size
 
 
 def _episode(
@@ -403,6 +416,387 @@ def _mark(action: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dic
     return None
 
 
+# ----- frames --------------------------------------------------------------------------------
+
+# Why strips, and the figures behind each choice, measured on the default run (330 episodes,
+# 1480 distinct 1080x2400 frames; 320 px wide; two cores):
+# - Size. Whole frames as WebP were 14.8 MB of data URIs. Of the 66,600 strips of 16 rows the
+#   frames cut into, 9,126 are distinct (14 %); in atlases of 1,024 rows they take 4.0 MB.
+#   One WebP per strip took 5.7 MB (a header each, no context to learn from); lossless WebP
+#   3-4 times lossy (downscaled text is anti-aliased, not flat), PNG more, JPEG q75 twice WebP;
+#   80x16 tiles saved 10 % over strips for four times the references. Atlases of 4,096 rows
+#   save 1 % but make the viewer decode 2.4 times the rows when an episode opens. The steps
+#   and events are deflated too: 2.4 MB of JSON, 0.5 MB packed.
+# - Decoding was most of the time: Pillow's PNG decoder takes 9-10 ms a frame. A run's frames
+#   are deflated in bands of rows, each ended by a full flush (``png.encode_frame``), so a band
+#   inflates on its own and a band seen before (the same compressed bytes) is not inflated
+#   again: its rows' hashes are kept. That is 3.9 s of CPU for the run where inflating every
+#   frame whole took 7 s (ISA-L, 2.2 ms a frame). Frames from before bands are inflated whole;
+#   other PNGs (filtered rows) go through Pillow. Rows are hashed with xxh3 (50 GB/s; SHA-256
+#   would take 4.5 ms a frame), and only strips never seen are scaled.
+# - A strip is scaled on its own, so that its pixels depend on its rows alone (the page is
+#   the same whatever thread met a strip first): a box reduce by the whole factor, then
+#   bilinear for the rest (1080 -> 360 -> 320). As legible as Lanczos, 10 % smaller once
+#   encoded (less ringing); 47 dB from scaling the whole frame, the difference at strip edges.
+# - Strips start at multiples of 16 rows in their atlas, WebP's and JPEG's block size, so no
+#   block straddles two strips; a short strip's slot repeats its last row.
+# - Threads: ISA-L, xxhash and most of Pillow release the GIL, but only while in C; a Python
+#   thread running beside them makes each call wait for the GIL again (an xxh3 call measured
+#   2.5 ms beside a busy thread, 3.4 us alone), so this thread waits while frames decode.
+# A store frame's name: 32 hex digits (xxh3-128 of a simulated screen's size and pixels), or
+# 64 (SHA-256 of a device's PNG).
+_STORE_NAME = re.compile(r"[0-9a-f]{32}(?:[0-9a-f]{32})?\.png")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+STRIP_ROWS = 16  # rows of a strip once downscaled, about (exactly: 54 of 1080x2400 at 320)
+SLOT_ROWS = 16  # a strip starts at a multiple of this in its atlas
+ATLAS_ROWS = 1024  # the most rows of one atlas: the viewer decodes an atlas as a whole
+_Decoded = tuple[tuple[int, int], list[bytes]] | None  # a frame's screen size and strip keys
+_SYNC = b"\x00\x00\xff\xff"  # ends a full flush: an empty stored block's length and its complement
+_FINAL_EMPTY_BLOCK = b"\x03\x00"  # a final fixed-Huffman block with no data
+_BAND_TRIES = 8  # sync markers tried before a frame is inflated whole instead
+# ISA-L's stubs declare its error an instance; it is an exception class.
+_InflateError = cast("type[Exception]", isal_zlib.error)
+
+
+@dataclass
+class _Frames:
+    """The run's frames as the page embeds them."""
+
+    ids: dict[str, str]  # frame key -> frame id in the frame table
+    screens: dict[str, tuple[int, int]]  # frame key -> size of the screen it shows
+    table: dict[str, Any]  # atlases, strips and frames, for the viewer
+    atlases: list[tuple[str, str]]  # (element id, data URI)
+
+
+class _Strips:
+    """Cuts frames into downscaled strips, keeping each distinct strip once.
+
+    A strip is known by a key: its geometry and 128-bit hashes of its source rows (xxh3, not
+    a cryptographic hash, seeded afresh for every report: a collision, which takes more than
+    chance, would put a wrong strip in a picture, never in the data). Threads share the work:
+    ISA-L, xxhash and Pillow release the GIL while they inflate, hash and scale, and the
+    dictionaries are only read and set (atomic in CPython); two threads that meet the same
+    new strip at once both scale it, and keep one.
+    """
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.images: dict[bytes, bytes] = {}  # key -> the hash of the downscaled strip
+        self.pixels: dict[bytes, Image.Image] = {}  # that hash -> the downscaled strip
+        # A band (row stride, first row, compressed bytes) -> its rows, and the hashes of its
+        # rows between strip boundaries: (first row in the band, hash), top down.
+        self.bands: dict[tuple[int, int, bytes], tuple[int, list[tuple[int, bytes]]]] = {}
+        self.seed = int.from_bytes(os.urandom(8), "big")
+
+    def frame(self, path: Path) -> _Decoded:
+        """The size of the frame's screen and its strips (hashes of their downscaled pixels),
+        top down; None when it cannot be read."""
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        plain = _plain_png(data)
+        if plain is not None:
+            width, height, stream = plain
+            keys = self._banded(width, height, stream)
+            if keys is None:
+                keys = self._plain(width, height, stream)
+            if keys is not None:
+                return (width, height), keys
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                rgb = image.convert("RGB")
+        except (OSError, ValueError, Image.DecompressionBombError):
+            return None  # a truncated or foreign file: the viewer says "no frame"
+        out_w, k, strips = _geometry(rgb.width, rgb.height, self.width)
+        keys = []
+        for y, n, out_h in strips:
+            if out_h:  # keyed by its downscaled pixels: the source rows are not at hand
+                strip = _downscale(rgb.crop((0, y, rgb.width, y + n)), k, (out_w, out_h))
+                keys.append(self._keep(strip))
+        return rgb.size, keys
+
+    def _plain(self, width: int, height: int, stream: bytes) -> list[bytes] | None:
+        """The strips of a PNG whose rows are stored unfiltered, as GhostEI writes frames
+        (``png.encode_frame``); None when it is not one after all."""
+        out_w, k, strips = _geometry(width, height, self.width)
+        stride = 3 * width + 1  # a row: its filter byte, then RGB
+        try:  # in one call: the GIL is released once, the rows are allocated once
+            rows = isal_zlib.decompressobj().decompress(stream, height * stride)
+        except _InflateError:  # a corrupt stream
+            return None
+        if len(rows) != height * stride or rows[::stride].count(0) != height:
+            return None  # truncated, or filtered rows: Pillow decodes those
+        view = memoryview(rows)
+        keys = []
+        for y, n, out_h in strips:
+            if not out_h:
+                continue
+            part = view[y * stride : (y + n) * stride]
+            key = b"%d,%d,%d:" % (width, n, out_h) + xxhash.xxh3_128_digest(part, self.seed)
+            if key not in self.images:
+                strip = Image.frombuffer(
+                    "RGB", (width, n), part[1:].tobytes(), "raw", "RGB", stride, 1
+                )
+                self.images.setdefault(key, self._keep(_downscale(strip, k, (out_w, out_h))))
+            keys.append(self.images[key])
+        return keys
+
+    def _banded(self, width: int, height: int, stream: bytes) -> list[bytes] | None:
+        """The strips of a frame deflated in bands, each ended by a full flush, as
+        ``png.encode_frame`` writes them; None when it is not one.
+
+        After a full flush nothing refers back, so a band inflates on its own. A band seen
+        before (the same compressed bytes at the same rows) is not inflated again: the hashes
+        of its rows between strip boundaries are known. Only bands never seen are inflated,
+        and one seen before only when a new strip needs its rows.
+        """
+        out_w, k, strips = _geometry(width, height, self.width)
+        stride = 3 * width + 1
+        cuts = {y for y, _, _ in strips}
+        if len(stream) < 2 or stream[0] & 0x0F != 8 or stream[1] & 0x20:
+            return None  # not deflate, or with a preset dictionary
+        bands: list[tuple[int, int, int, int]] = []  # first row, rows, start, end
+        pieces: list[tuple[int, bytes]] = []  # rows between cuts: (first row, hash)
+        raws: dict[int, bytes] = {}  # band number -> its rows, once inflated
+        pos, top = 2, 0  # after the zlib header
+        while top < height:
+            end = stream.find(_SYNC, pos) + len(_SYNC)
+            if end < len(_SYNC):
+                return None
+            known = self.bands.get((stride, top, stream[pos:end]))
+            if known is None:
+                found = _band(stream, pos, end, stride)
+                if found is None:
+                    return None
+                end, raw = found
+                rows = len(raw) // stride
+                bounds = sorted({0, rows} | {c - top for c in cuts if top < c < top + rows})
+                view = memoryview(raw)
+                known = (
+                    rows,
+                    [
+                        (a, xxhash.xxh3_128_digest(view[a * stride : b * stride], self.seed))
+                        for a, b in itertools.pairwise(bounds)
+                    ],
+                )
+                self.bands.setdefault((stride, top, stream[pos:end]), known)
+                raws[len(bands)] = raw
+            rows, hashes = known
+            bands.append((top, rows, pos, end))
+            pieces.extend((top + a, digest) for a, digest in hashes)
+            top += rows
+            pos = end
+        if top != height:
+            return None
+        keys = []
+        first = 0
+        for y, n, out_h in strips:
+            last = first
+            while last < len(pieces) and pieces[last][0] < y + n:
+                last += 1
+            digests = b"".join(digest for _, digest in pieces[first:last])
+            first = last
+            if not out_h:
+                continue
+            key = b"%d,%d,%d:" % (width, n, out_h) + digests
+            if key not in self.images:
+                parts = []
+                for i, (band_top, rows, start, end) in enumerate(bands):
+                    if band_top < y + n and band_top + rows > y:
+                        if i not in raws:
+                            found = _band(stream, start, end, stride)
+                            if found is None:
+                                return None
+                            raws[i] = found[1]
+                        a, b = max(y, band_top) - band_top, min(y + n, band_top + rows) - band_top
+                        parts.append(memoryview(raws[i])[a * stride : b * stride])
+                rows_of = b"".join(parts)
+                strip = Image.frombuffer("RGB", (width, n), rows_of[1:], "raw", "RGB", stride, 1)
+                self.images.setdefault(key, self._keep(_downscale(strip, k, (out_w, out_h))))
+            keys.append(self.images[key])
+        return keys
+
+    def _keep(self, strip: Image.Image) -> bytes:
+        """Keep a downscaled strip once however many sources it has; its hash."""
+        digest = b"%d,%d:" % strip.size + xxhash.xxh3_128_digest(strip.tobytes(), self.seed)
+        self.pixels.setdefault(digest, strip)
+        return digest
+
+
+def _band(stream: bytes, start: int, end: int, stride: int) -> tuple[int, bytes] | None:
+    """The band of ``stream`` from ``start`` (where a full flush left off) and its rows.
+
+    ``end`` is just after the first sync marker found; deflated data may hold those four bytes
+    too, so a band is taken to end there only if, followed by a final empty block, it inflates
+    on its own to whole unfiltered rows and ends the stream: otherwise the next marker is tried.
+    """
+    for _ in range(_BAND_TRIES):
+        inflater = isal_zlib.decompressobj(-15)  # raw deflate
+        try:
+            raw = inflater.decompress(stream[start:end] + _FINAL_EMPTY_BLOCK)
+        except _InflateError:
+            raw = b""
+        if inflater.eof and raw and len(raw) % stride == 0:
+            return (end, raw) if raw[::stride].count(0) == len(raw) // stride else None
+        found = stream.find(_SYNC, end)
+        if found < 0:
+            return None
+        end = found + len(_SYNC)
+    return None
+
+
+def _plain_png(data: bytes) -> tuple[int, int, bytes] | None:
+    """(width, height, zlib stream) of an 8-bit RGB, non-interlaced PNG; None for another."""
+    if not data.startswith(PNG_SIGNATURE):
+        return None
+    pos, header, idat = len(PNG_SIGNATURE), b"", []
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        if kind == b"IHDR":
+            header = data[pos + 8 : pos + 8 + length]
+        elif kind == b"IDAT":
+            idat.append(data[pos + 8 : pos + 8 + length])
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    if len(header) != 13 or not idat:
+        return None
+    width, height, *kind_of = struct.unpack(">IIBBBBB", header)
+    if kind_of != [8, 2, 0, 0, 0] or not width or not height:  # 8-bit RGB, not interlaced
+        return None
+    return width, height, b"".join(idat)
+
+
+def _geometry(
+    width: int, height: int, frame_width: int
+) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """How a frame is cut and scaled: the output width, the box-reduce factor, and the strips
+    as (first source row, source rows, output rows).
+
+    A strip's source rows are a multiple of the reduce factor, so reducing strip by strip is
+    reducing the frame; output rows are rounded cumulatively, so the frame's downscaled height
+    is its height scaled, rounded. A strip too thin to make a row of its own has 0 rows.
+    """
+    out_w = min(frame_width, width)
+    k = max(1, width // out_w)
+    rows = k * max(1, round(STRIP_ROWS * width / out_w / k))
+    strips = []
+    for y in range(0, height, rows):
+        n = min(rows, height - y)
+        top, bottom = round(y * out_w / width), round((y + n) * out_w / width)
+        strips.append((y, n, bottom - top))
+    return out_w, k, strips
+
+
+def _downscale(strip: Image.Image, k: int, size: tuple[int, int]) -> Image.Image:
+    if k > 1:
+        strip = strip.reduce(k)
+    if strip.size != size:
+        strip = strip.resize(size, Image.Resampling.BILINEAR)
+    return strip
+
+
+def _in_order(
+    pool: ThreadPoolExecutor,
+    work: Callable[[Path], _Decoded],
+    items: Iterable[tuple[str, Path]],
+    ahead: int,
+) -> Iterator[tuple[str, _Decoded]]:
+    """``work`` done in ``pool`` on each item, the results in order; at most ``ahead`` items
+    are queued at once, so that work submitted meanwhile (atlases) is not queued behind all."""
+    queue: deque[tuple[str, Future[_Decoded]]] = deque()
+    for key, path in items:
+        queue.append((key, pool.submit(work, path)))
+        if len(queue) >= ahead:
+            key, job = queue.popleft()
+            yield key, job.result()
+    while queue:
+        key, job = queue.popleft()
+        yield key, job.result()
+
+
+class _Packer:
+    """Lays the frames out as they are decoded, in order of first use: numbers their strips,
+    places each new one in the current atlas, and hands each full atlas to ``encode``.
+
+    Strips are numbered and placed in order of first use, so an episode's are close together:
+    opening an episode decodes a few atlases, not all.
+    """
+
+    def __init__(
+        self, strips: _Strips, encode: Callable[[list[tuple[int, Image.Image]]], Future[str]]
+    ) -> None:
+        self.strips = strips
+        self.encode = encode
+        self.ids: dict[str, str] = {}  # frame key -> frame id
+        self.screens: dict[str, tuple[int, int]] = {}
+        self.frames: dict[str, list[int]] = {}  # frame id -> width, height, strip numbers
+        self.numbers: dict[bytes, int] = {}  # strip key -> its number
+        self.placed: list[list[int]] = []  # per strip number: atlas, row, width, height
+        self.group: list[tuple[int, Image.Image]] = []  # the current atlas: (row, strip)
+        self.row = 0
+        self.encoded: list[Future[str]] = []
+
+    def add(self, key: str, decoded: _Decoded) -> None:
+        if decoded is None:
+            return
+        screen, keys = decoded
+        numbers = []
+        for k in keys:
+            number = self.numbers.get(k)
+            if number is None:
+                number = self.numbers[k] = len(self.numbers)
+                # The strip leaves the decoder's keeping for its atlas's, freed once encoded.
+                self._place(self.strips.pixels.pop(k))
+            numbers.append(number)
+        fid = self.ids[key] = f"f{len(self.ids)}"
+        self.screens[key] = screen
+        width = max((self.placed[n][2] for n in numbers), default=0)
+        self.frames[fid] = [width, sum(self.placed[n][3] for n in numbers), *numbers]
+
+    def _place(self, image: Image.Image) -> None:
+        slot = -(-image.height // SLOT_ROWS) * SLOT_ROWS
+        if self.group and self.row + slot > ATLAS_ROWS:
+            self.flush()
+        self.placed.append([len(self.encoded), self.row, image.width, image.height])
+        self.group.append((self.row, image))
+        self.row += slot
+
+    def flush(self) -> None:
+        """Encode the current atlas."""
+        if self.group:
+            self.encoded.append(self.encode(self.group))
+            self.group, self.row = [], 0
+
+    def finish(self) -> _Frames:
+        self.flush()
+        atlases = [(f"a{i}", job.result()) for i, job in enumerate(self.encoded)]
+        table = {"atlases": [a for a, _ in atlases], "strips": self.placed, "frames": self.frames}
+        return _Frames(self.ids, self.screens, table, atlases)
+
+
+def _atlas(group: Sequence[tuple[int, Image.Image]], fmt: FrameFormat) -> str:
+    """Strips stacked at their rows, as one data URI."""
+    last_row, last = group[-1]
+    height = last_row + -(-last.height // SLOT_ROWS) * SLOT_ROWS
+    atlas = Image.new("RGB", (max(image.width for _, image in group), height))
+    for row, image in group:
+        atlas.paste(image, (0, row))
+        pad = -image.height % SLOT_ROWS
+        if pad:  # the slot's rest repeats the strip's last row: no edge to encode
+            edge = image.crop((0, image.height - 1, image.width, image.height))
+            atlas.paste(edge.resize((image.width, pad)), (0, row + image.height))
+    buf = io.BytesIO()
+    if fmt == "webp":
+        atlas.save(buf, "WEBP", quality=WEBP_QUALITY, method=WEBP_METHOD)
+    elif fmt == "jpeg":
+        atlas.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
+    else:
+        atlas.save(buf, "PNG")
+    return f"data:image/{fmt};base64,{base64.b64encode(buf.getvalue()).decode()}"
+
+
 # ----- embedding -----------------------------------------------------------------------------
 
 # Characters that could end a <script> element or open a comment in it, escaped the JSON way.
@@ -415,6 +809,16 @@ def _json_script(value: Any) -> Markup:
     """JSON that is safe as the content of a ``<script type="application/json">`` element."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return Markup(text.translate(_SCRIPT_SAFE))
+
+
+def _packed(value: Any) -> str:
+    """JSON deflated, in base64: the viewer inflates it (``DecompressionStream``) when needed.
+
+    The episodes' steps and events are four fifths of the page's JSON and deflate to a fifth;
+    base64 has no character that could end the script element that holds it.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return base64.b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
 
 
 def _asset(name: str) -> str:

@@ -6,8 +6,11 @@
   var index = JSON.parse(document.getElementById("episode-index").textContent);
   var byId = {};
   index.forEach(function (e) { byId[e.id] = e; });
-  var cache = {};  // episode id -> parsed frames and steps
+  var packed = {};  // element id of a packed block -> promise of its JSON
+  var atlases = {};  // element id of an atlas -> {image, state: loading, ready or failed}
+  var table = null;  // the frame table: atlases, strips and the strips of each frame
   var current = null;  // {meta, data, pos, count}
+  var selecting = 0;  // the latest selection: an earlier one that finishes later is dropped
 
   function $(id) { return document.getElementById(id); }
 
@@ -47,9 +50,52 @@
     return meta.exposed ? meta.exposed_step : null;
   }
 
-  function loadEpisode(id) {
-    if (!cache[id]) cache[id] = JSON.parse($("ep-data-" + id).textContent);
-    return cache[id];
+  // ----- data blocks, unpacked when first needed -------------------------------------
+
+  // A packed block is JSON, deflated, in base64: an episode's steps, or the frame table.
+  function unpack(id) {
+    if (!packed[id]) {
+      packed[id] = new Promise(function (resolve) {
+        var node = $(id);
+        if (!node) throw new Error("no data block " + id);
+        var binary = atob(node.textContent.trim());
+        var bytes = new Uint8Array(binary.length);
+        for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+        var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+        resolve(new Response(stream).text());
+      }).then(JSON.parse);
+    }
+    return packed[id];
+  }
+
+  // An atlas holds strips of screens; it is decoded when an episode that shows one opens.
+  function atlas(index) {
+    var id = table.atlases[index];
+    if (atlases[id]) return atlases[id];
+    var node = $(id);
+    var uri = node ? node.textContent : "";
+    var a = atlases[id] = { image: new Image(), state: "loading", done: Promise.resolve() };
+    if (uri.indexOf("data:image/") !== 0) {  // only our own embedded images
+      a.state = "failed";
+      return a;
+    }
+    a.image.src = uri;
+    a.done = a.image.decode().then(
+      function () { a.state = "ready"; },
+      function () { a.state = "failed"; });
+    return a;
+  }
+
+  // The atlases a frame's strips come from. A frame is [width, height, strip, strip, ...];
+  // a strip is [atlas, row in the atlas, width, height].
+  function atlasesOf(frame) {
+    var seen = {};
+    var out = [];
+    for (var i = 2; i < frame.length; i++) {
+      var index = table.strips[frame[i]][0];
+      if (!seen[index]) { seen[index] = true; out.push(atlas(index)); }
+    }
+    return out;
   }
 
   // ----- the list and its filters ------------------------------------------------------
@@ -91,8 +137,35 @@
   // ----- one episode -------------------------------------------------------------------
 
   function select(id) {
-    var meta = byId[id];
-    var data = loadEpisode(id);
+    var token = ++selecting;
+    markListed(id);
+    Promise.all([unpack("ep-data-" + id), unpack("frame-table")]).then(function (got) {
+      if (token !== selecting) return;
+      table = got[1];
+      showEpisode(byId[id], got[0]);
+    }, function (err) {
+      if (token !== selecting) return;
+      current = null;
+      $("episode").hidden = true;
+      var note = $("no-episode");
+      note.hidden = false;
+      note.textContent = "This browser cannot unpack the episode (" + err + "); the viewer " +
+        "needs DecompressionStream: Chromium 80, Firefox 113, Safari 16.4 or later.";
+    });
+  }
+
+  function markListed(id) {
+    Array.prototype.forEach.call(document.querySelectorAll("#episodes button"), function (b) {
+      b.setAttribute("aria-current", b.dataset.episode === id ? "true" : "false");
+    });
+  }
+
+  function showEpisode(meta, data) {
+    var id = meta.id;
+    // Decode the episode's atlases now, in parallel: stepping through it then waits for none.
+    data.frames.forEach(function (fid) {
+      if (fid && table.frames[fid]) atlasesOf(table.frames[fid]);
+    });
     var count = Math.max(data.frames.length, data.steps.length, 1);
     current = { meta: meta, data: data, pos: 0, count: count };
     $("no-episode").hidden = true;
@@ -122,10 +195,8 @@
     var slider = $("step-slider");
     slider.max = String(count - 1);
     renderTimeline();
-    Array.prototype.forEach.call(document.querySelectorAll("#episodes button"), function (b) {
-      b.setAttribute("aria-current", b.dataset.episode === id ? "true" : "false");
-    });
     go(0);
+    $("episode").dataset.episode = id;
   }
 
   // The step of the first compliance: the diagnosis's (it names the surface too), else the
@@ -202,14 +273,7 @@
       b.setAttribute("aria-current", Number(b.dataset.pos) === pos ? "true" : "false");
     });
 
-    var img = $("frame-img");
-    var block = pos < data.frames.length && data.frames[pos] ? $(data.frames[pos]) : null;
-    var uri = block ? block.textContent : "";
-    var hasFrame = uri.indexOf("data:image/") === 0;  // only our own embedded frames
-    img.hidden = !hasFrame;
-    $("no-frame").hidden = hasFrame;
-    if (hasFrame) img.src = uri;
-    else img.removeAttribute("src");
+    drawFrame(pos < data.frames.length ? data.frames[pos] : null);
     var fired = meta.attack_fired && meta.fired_step === pos;
     var seen = exposedStep(meta) === pos;
     $("frame").classList.toggle("fired", fired);
@@ -244,6 +308,39 @@
     if (!list.length) events.appendChild(el("li", "", "no events"));
   }
 
+  // Draw a frame from its strips; until its atlases are decoded, say so and draw it then.
+  function drawFrame(fid) {
+    var canvas = $("frame-canvas");
+    var note = $("no-frame");
+    var frame = fid ? table.frames[fid] : null;
+    var needed = frame ? atlasesOf(frame) : [];
+    var drawable = !!frame && needed.every(function (a) { return a.state === "ready"; });
+    canvas.hidden = !drawable;
+    note.hidden = drawable;
+    if (!drawable) {
+      delete canvas.dataset.frame;
+      var loading = needed.some(function (a) { return a.state === "loading"; }) &&
+        !needed.some(function (a) { return a.state === "failed"; });
+      note.textContent = loading ? "loading the screen…" : "no frame recorded";
+      if (loading) {
+        Promise.all(needed.map(function (a) { return a.done; })).then(function () {
+          if (current && current.data.frames[current.pos] === fid) drawFrame(fid);
+        });
+      }
+      return;
+    }
+    canvas.width = frame[0];
+    canvas.height = frame[1];
+    var context = canvas.getContext("2d");
+    var y = 0;
+    for (var i = 2; i < frame.length; i++) {
+      var s = table.strips[frame[i]];
+      context.drawImage(atlas(s[0]).image, 0, s[1], s[2], s[3], 0, y, s[2], s[3]);
+      y += s[3];
+    }
+    canvas.dataset.frame = fid;
+  }
+
   function svg(tag, attrs) {
     var node = document.createElementNS(SVG, tag);
     Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
@@ -273,8 +370,8 @@
 
   // ----- wiring ------------------------------------------------------------------------
 
-  $("prev").addEventListener("click", function () { go(current.pos - 1); });
-  $("next").addEventListener("click", function () { go(current.pos + 1); });
+  $("prev").addEventListener("click", function () { if (current) go(current.pos - 1); });
+  $("next").addEventListener("click", function () { if (current) go(current.pos + 1); });
   $("step-slider").addEventListener("input", function (ev) { go(Number(ev.target.value)); });
   ["filter-agent", "filter-label", "filter-text"].forEach(function (id) {
     $(id).addEventListener("input", renderList);
