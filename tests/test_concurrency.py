@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from ghostei import runner
 from ghostei.cases import builtin_cases
 from ghostei.cli import main
 from ghostei.providers import (
@@ -44,6 +45,30 @@ UITARS = [
 
 def uitars_reply(request: RecordedRequest) -> str:
     return UITARS[min(request.turns("assistant"), len(UITARS) - 1)]
+
+
+def episodes_here(monkeypatch: pytest.MonkeyPatch, workers: int) -> list[Any]:
+    """Make the run wait for its worker processes before any episode starts (it does not,
+    and runs in itself the episodes of a worker still starting), so that every process gets
+    its share; returns the list of the episodes this process ran."""
+    here: list[Any] = []
+    if workers <= 1:
+        return here
+    enter, run_here = runner._EpisodeWorkers.__enter__, runner._worker
+
+    def enter_and_wait(self: Any) -> Any:
+        pool = enter(self)
+        for started in pool._runners:
+            started.result()
+        return pool
+
+    def counted(job: Any) -> Any:
+        here.append(job)
+        return run_here(job)
+
+    monkeypatch.setattr(runner._EpisodeWorkers, "__enter__", enter_and_wait)
+    monkeypatch.setattr(runner, "_worker", counted)
+    return here
 
 
 def model_run(
@@ -119,11 +144,16 @@ def instruction(request: RecordedRequest) -> str:
 
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["threads", "processes"])
-def test_a_429_holds_back_every_episode_in_flight(tmp_path: Path, workers: int) -> None:
+def test_a_429_holds_back_every_episode_in_flight(
+    tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     retry_after, latency = 0.8, 0.3
+    here = episodes_here(monkeypatch, workers)
     with ScriptedLLM() as llm:
         llm.respond(first_request_429(retry_after, latency))
         model_run(tmp_path, "run", llm, 4, workers=workers, concurrency=4, backoff_base=0.001)
+    if workers > 1:
+        assert len(here) == 2  # and the other two in the worker process
     (answered_429,) = [t for t, status in llm.answered if status == 429]
     # The other episodes' first requests were in flight when the 429 came back; none of
     # their answers came back sooner than ``latency`` after it. Until then only first
@@ -284,7 +314,9 @@ def snapshot(out: Path) -> dict[str, Any]:
     return {"records": records, "files": files, "frames": frames}
 
 
-def test_results_are_the_same_whatever_the_concurrency(tmp_path: Path) -> None:
+def test_results_are_the_same_whatever_the_concurrency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Scripted agents on the simulator, frames saved: eight episodes at once, in threads of
     # one process and in threads of two, share fonts, the compositor's caches and the frame
     # store; the outcome must be the sequential run's, byte for byte.
@@ -306,7 +338,9 @@ def test_results_are_the_same_whatever_the_concurrency(tmp_path: Path) -> None:
     sequential = run("c1", 1, 1)
     assert len(sequential["records"]) == 30 and sequential["frames"]
     assert run("c8", 1, 8) == sequential
+    here = episodes_here(monkeypatch, 2)
     assert run("w2c8", 2, 8) == sequential
+    assert 0 < len(here) < 30  # some ran in the worker process
 
 
 def test_shared_fonts_draw_the_same_text_from_many_threads_at_once() -> None:

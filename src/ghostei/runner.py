@@ -541,8 +541,8 @@ def _exit_with_parent(lifeline: Connection) -> None:
 class _EpisodeWorkers:
     """The ``count`` processes that run a run's episodes: this one, already warm, and
     ``count - 1`` workers spawned beside it, all sharing the rate limit of the run's model
-    endpoint (a 429 seen in one slows them all). Threads of this process start on their
-    episodes at once; a thread bound to a worker waits for it to be up."""
+    endpoint (a 429 seen in one slows them all). Every thread starts on its episodes at
+    once: one bound to a worker that is not up yet runs them here until it is."""
 
     def __init__(self, count: int, config: RunConfig) -> None:
         self.count = count
@@ -574,9 +574,12 @@ class _EpisodeWorkers:
         index = getattr(self._local, "index", None)
         if index is None:
             index = self._local.index = next(self._next) % self.count
-        if index == 0:
+        starting = self._runners[index - 1] if index else None
+        if starting is None or not starting.done():
+            # This process, or a worker still starting (spawning it and importing costs a
+            # second or two): meanwhile its threads run their episodes here, already warm.
             return _worker(job)
-        runner = self._runners[index - 1].result()  # a worker that failed to start fails here
+        runner = starting.result()  # a worker that failed to start fails the run here
         try:
             record: EpisodeRecord = runner.run(job)
         except (EOFError, ConnectionError) as exc:
