@@ -19,6 +19,7 @@ with ``textContent`` only.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import itertools
@@ -487,6 +488,7 @@ class _Strips:
         # rows between strip boundaries: (first row in the band, hash), top down.
         self.bands: dict[tuple[int, int, bytes], tuple[int, list[tuple[int, bytes]]]] = {}
         self.seed = int.from_bytes(os.urandom(8), "big")
+        self.banded = self.unbanded = 0  # frames read band by band, and not
 
     def frame(self, path: Path) -> _Decoded:
         """The size of the frame's screen and its strips (hashes of their downscaled pixels),
@@ -498,7 +500,14 @@ class _Strips:
         plain = _plain_png(data)
         if plain is not None:
             width, height, stream = plain
-            keys = self._banded(width, height, stream)
+            keys = None
+            # Frames from before bands have none: after a few, do not look for them any more.
+            if self.banded or self.unbanded < _BAND_TRIES:
+                keys = self._banded(width, height, stream)
+                if keys is None:
+                    self.unbanded += 1
+                else:
+                    self.banded += 1
             if keys is None:
                 keys = self._plain(width, height, stream)
             if keys is not None:
@@ -508,18 +517,14 @@ class _Strips:
                 rgb = image.convert("RGB")
         except (OSError, ValueError, Image.DecompressionBombError):
             return None  # a truncated or foreign file: the viewer says "no frame"
+        # Keyed by their downscaled pixels: the source rows are not at hand.
         out_w, k, strips = _geometry(rgb.width, rgb.height, self.width)
-        keys = []
-        for y, n, out_h in strips:
-            if out_h:  # keyed by its downscaled pixels: the source rows are not at hand
-                strip = _downscale(rgb.crop((0, y, rgb.width, y + n)), k, (out_w, out_h))
-                keys.append(self._keep(strip))
-        return rgb.size, keys
+        scaled = _downscale(rgb, k, out_w, [(n, out_h) for _, n, out_h in strips])
+        return rgb.size, [self._keep(strip) for strip in scaled if strip is not None]
 
     def _plain(self, width: int, height: int, stream: bytes) -> list[bytes] | None:
         """The strips of a PNG whose rows are stored unfiltered, as GhostEI writes frames
         (``png.encode_frame``); None when it is not one after all."""
-        out_w, k, strips = _geometry(width, height, self.width)
         stride = 3 * width + 1  # a row: its filter byte, then RGB
         try:  # in one call: the GIL is released once, the rows are allocated once
             rows = isal_zlib.decompressobj().decompress(stream, height * stride)
@@ -528,19 +533,17 @@ class _Strips:
         if len(rows) != height * stride or rows[::stride].count(0) != height:
             return None  # truncated, or filtered rows: Pillow decodes those
         view = memoryview(rows)
-        keys = []
-        for y, n, out_h in strips:
-            if not out_h:
-                continue
-            part = view[y * stride : (y + n) * stride]
-            key = b"%d,%d,%d:" % (width, n, out_h) + xxhash.xxh3_128_digest(part, self.seed)
-            if key not in self.images:
-                strip = Image.frombuffer(
-                    "RGB", (width, n), part[1:].tobytes(), "raw", "RGB", stride, 1
-                )
-                self.images.setdefault(key, self._keep(_downscale(strip, k, (out_w, out_h))))
-            keys.append(self.images[key])
-        return keys
+        strips = _geometry(width, height, self.width)[2]
+        keys = [
+            b"%d,%d,%d:" % (width, n, out_h)
+            + xxhash.xxh3_128_digest(view[y * stride : (y + n) * stride], self.seed)
+            if out_h
+            else None
+            for y, n, out_h in strips
+        ]
+        return self._scale_new(
+            width, height, keys, lambda y0, y1: view[y0 * stride + 1 : y1 * stride]
+        )
 
     def _banded(self, width: int, height: int, stream: bytes) -> list[bytes] | None:
         """The strips of a frame deflated in bands, each ended by a full flush, as
@@ -551,8 +554,8 @@ class _Strips:
         of its rows between strip boundaries are known. Only bands never seen are inflated,
         and one seen before only when a new strip needs its rows.
         """
-        out_w, k, strips = _geometry(width, height, self.width)
         stride = 3 * width + 1
+        strips = _geometry(width, height, self.width)[2]
         cuts = {y for y, _, _ in strips}
         if len(stream) < 2 or stream[0] & 0x0F != 8 or stream[1] & 0x20:
             return None  # not deflate, or with a preset dictionary
@@ -589,33 +592,67 @@ class _Strips:
             pos = end
         if top != height:
             return None
-        keys = []
+        keys: list[bytes | None] = []
         first = 0
         for y, n, out_h in strips:
             last = first
             while last < len(pieces) and pieces[last][0] < y + n:
                 last += 1
             digests = b"".join(digest for _, digest in pieces[first:last])
+            keys.append(b"%d,%d,%d:" % (width, n, out_h) + digests if out_h else None)
             first = last
-            if not out_h:
+
+        def rows_between(y0: int, y1: int) -> bytes | None:
+            parts = []
+            for i, (band_top, rows, start, end) in enumerate(bands):
+                if band_top < y1 and band_top + rows > y0:
+                    if i not in raws:
+                        found = _band(stream, start, end, stride)
+                        if found is None:
+                            return None
+                        raws[i] = found[1]
+                    a, b = max(y0, band_top) - band_top, min(y1, band_top + rows) - band_top
+                    parts.append(memoryview(raws[i])[a * stride : b * stride])
+            parts[0] = parts[0][1:]  # from the first pixel: frombuffer takes no offset
+            return b"".join(parts)
+
+        return self._scale_new(width, height, keys, rows_between)
+
+    def _scale_new(
+        self,
+        width: int,
+        height: int,
+        keys: list[bytes | None],
+        rows_between: Callable[[int, int], bytes | memoryview | None],
+    ) -> list[bytes] | None:
+        """The hashes of the pixels of a frame's strips, given their keys (None: a strip too
+        thin to make a row). The strips not seen before are scaled, each run of consecutive
+        ones at once, from ``rows_between(first row, end row)``: unfiltered rows with their
+        filter bytes, the first one's left out."""
+        out_w, k, strips = _geometry(width, height, self.width)
+        stride = 3 * width + 1
+        start = 0
+        while start < len(strips):
+            key = keys[start]
+            if key is None or key in self.images:
+                start += 1
                 continue
-            key = b"%d,%d,%d:" % (width, n, out_h) + digests
-            if key not in self.images:
-                parts = []
-                for i, (band_top, rows, start, end) in enumerate(bands):
-                    if band_top < y + n and band_top + rows > y:
-                        if i not in raws:
-                            found = _band(stream, start, end, stride)
-                            if found is None:
-                                return None
-                            raws[i] = found[1]
-                        a, b = max(y, band_top) - band_top, min(y + n, band_top + rows) - band_top
-                        parts.append(memoryview(raws[i])[a * stride : b * stride])
-                rows_of = b"".join(parts)
-                strip = Image.frombuffer("RGB", (width, n), rows_of[1:], "raw", "RGB", stride, 1)
-                self.images.setdefault(key, self._keep(_downscale(strip, k, (out_w, out_h))))
-            keys.append(self.images[key])
-        return keys
+            end = start + 1
+            while end < len(strips) and keys[end] is not None and keys[end] not in self.images:
+                end += 1
+            y0, y1 = strips[start][0], strips[end - 1][0] + strips[end - 1][1]
+            rows = rows_between(y0, y1)
+            if rows is None:
+                return None
+            image = Image.frombuffer(
+                "RGB", (width, y1 - y0), cast(bytes, rows), "raw", "RGB", stride, 1
+            )
+            sizes = [(n, out_h) for _, n, out_h in strips[start:end]]
+            for key, strip in zip(keys[start:end], _downscale(image, k, out_w, sizes), strict=True):
+                assert key is not None and strip is not None
+                self.images.setdefault(key, self._keep(strip))
+            start = end
+        return [self.images[key] for key in keys if key is not None]
 
     def _keep(self, strip: Image.Image) -> bytes:
         """Keep a downscaled strip once however many sources it has; its hash."""
@@ -668,15 +705,17 @@ def _plain_png(data: bytes) -> tuple[int, int, bytes] | None:
     return width, height, b"".join(idat)
 
 
+@functools.lru_cache(maxsize=16)
 def _geometry(
     width: int, height: int, frame_width: int
-) -> tuple[int, int, list[tuple[int, int, int]]]:
+) -> tuple[int, int, tuple[tuple[int, int, int], ...]]:
     """How a frame is cut and scaled: the output width, the box-reduce factor, and the strips
     as (first source row, source rows, output rows).
 
     A strip's source rows are a multiple of the reduce factor, so reducing strip by strip is
     reducing the frame; output rows are rounded cumulatively, so the frame's downscaled height
     is its height scaled, rounded. A strip too thin to make a row of its own has 0 rows.
+    Frames of a run are of one size or two: the answer is kept.
     """
     out_w = min(frame_width, width)
     k = max(1, width // out_w)
@@ -686,15 +725,33 @@ def _geometry(
         n = min(rows, height - y)
         top, bottom = round(y * out_w / width), round((y + n) * out_w / width)
         strips.append((y, n, bottom - top))
-    return out_w, k, strips
+    return out_w, k, tuple(strips)
 
 
-def _downscale(strip: Image.Image, k: int, size: tuple[int, int]) -> Image.Image:
-    if k > 1:
-        strip = strip.reduce(k)
-    if strip.size != size:
-        strip = strip.resize(size, Image.Resampling.BILINEAR)
-    return strip
+def _downscale(
+    image: Image.Image, k: int, width: int, strips: Sequence[tuple[int, int]]
+) -> list[Image.Image | None]:
+    """Consecutive strips of ``image``, top down, given as (source rows, output rows), each
+    scaled on its own (None for one of no rows): a box reduce by ``k``, then bilinear.
+
+    A strip's source rows are a multiple of ``k`` (but the frame's last), so reducing them
+    all at once is reducing each; bilinear scales rows apart from columns, and only columns
+    can be scaled all at once: rows are scaled strip by strip, so that no strip's pixels
+    depend on its neighbours'. Scaling columns once, not per strip, saves a third of the time.
+    """
+    reduced = image.reduce(k) if k > 1 else image
+    if reduced.width != width:
+        reduced = reduced.resize((width, reduced.height), Image.Resampling.BILINEAR)
+    out: list[Image.Image | None] = []
+    top = 0
+    for n, out_h in strips:
+        rows = -(-n // k)
+        strip = reduced.crop((0, top, width, top + rows))
+        top += rows
+        if out_h and rows != out_h:
+            strip = strip.resize((width, out_h), Image.Resampling.BILINEAR)
+        out.append(strip if out_h else None)
+    return out
 
 
 def _in_order(
