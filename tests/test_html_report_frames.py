@@ -87,16 +87,17 @@ def _png(image: Image.Image, stream: Callable[[bytes, int], bytes]) -> bytes:
     width, height = rgb.size
     rows = np.zeros((height, width * 3 + 1), np.uint8)
     rows[:, 1:] = np.asarray(rgb).reshape(height, width * 3)
+    idat = _chunk(b"IDAT", stream(rows.tobytes(), width * 3 + 1))
+    return b"\x89PNG\r\n\x1a\n" + _ihdr(width, height) + idat + _chunk(b"IEND", b"")
 
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = struct.pack(">I", zlib.crc32(kind + data))
-        return struct.pack(">I", len(data)) + kind + data + crc
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    idat = stream(rows.tobytes(), width * 3 + 1)
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
-    )
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    crc = struct.pack(">I", zlib.crc32(kind + data))
+    return struct.pack(">I", len(data)) + kind + data + crc
+
+
+def _ihdr(width: int, height: int) -> bytes:
+    return _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))  # 8-bit RGB
 
 
 def _one_stream(rows: bytes, stride: int) -> bytes:
@@ -324,15 +325,21 @@ def test_screens_of_other_sizes(tmp_path: Path) -> None:
 
 def test_missing_and_unreadable_frames_keep_their_place_as_null(tmp_path: Path) -> None:
     png, _ = encode_frame(B0)
+    # A PNG claiming 20000 x 20000 pixels: Pillow calls it a decompression bomb.
+    bomb = png[:8] + _ihdr(20000, 20000) + png[8 + len(_ihdr(1, 1)) :]
+    unreadable: list[Frame] = [
+        ("missing", None),
+        ("file", b"not a png"),
+        ("file", png[: len(png) // 2]),  # truncated
+        ("file", bomb),
+        None,  # not kept (--frames keyframes)
+    ]
     run = _Run(tmp_path)
-    run.episode(
-        "oracle",
-        [A0, ("missing", None), ("file", b"not a png"), ("file", png[: len(png) // 2]), None, A1],
-    )
+    run.episode("oracle", [A0, *unreadable, A1])
     frames = _episode_frames(run.html())[0]
-    assert len(frames) == 6
-    assert frames[1:5] == [None, None, None, None]
-    assert None not in (frames[0], frames[5])
+    assert len(frames) == 7
+    assert frames[1:6] == [None] * 5
+    assert None not in (frames[0], frames[6])
 
 
 def test_a_frame_whose_bytes_do_not_match_its_name_shows_its_bytes(tmp_path: Path) -> None:

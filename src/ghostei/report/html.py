@@ -702,6 +702,8 @@ def _plain_png(data: bytes) -> tuple[int, int, bytes] | None:
     width, height, *kind_of = struct.unpack(">IIBBBBB", header)
     if kind_of != [8, 2, 0, 0, 0] or not width or not height:  # 8-bit RGB, not interlaced
         return None
+    if Image.MAX_IMAGE_PIXELS and width * height > Image.MAX_IMAGE_PIXELS:
+        return None  # Pillow refuses it as a decompression bomb: no frame
     return width, height, b"".join(idat)
 
 
