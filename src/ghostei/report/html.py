@@ -791,7 +791,7 @@ class _Packer:
         self.ids: dict[str, str] = {}  # frame key -> frame id
         self.screens: dict[str, tuple[int, int]] = {}
         self.frames: dict[str, list[int]] = {}  # frame id -> width, height, strip numbers
-        self.numbers: dict[bytes, int] = {}  # strip key -> its number
+        self.numbers: dict[bytes, int] = {}  # strip (the hash of its pixels) -> its number
         self.placed: list[list[int]] = []  # per strip number: atlas, row, width, height
         self.group: list[tuple[int, Image.Image]] = []  # the current atlas: (row, strip)
         self.row = 0
