@@ -8,7 +8,7 @@ distinct strip of the run is embedded once, in an atlas image, and the viewer dr
 from its strips on a canvas, decoding an atlas only when an episode that shows it is opened.
 Screens share most of their rows from one step to the next and between episodes (bars, the
 keyboard, the home screen, a case's first screens), so the default run's frames take 4 MB
-(they took 15 MB as one WebP each) and the report is written in a third of the time.
+(15 MB as one WebP each), and its report is written in about 7 s on two cores (was 30-38).
 
 Texts from cases, models and attackers are untrusted: the template autoescapes them, the
 episode index escapes ``<``, ``>`` and ``&`` so nothing in it can close the script element,
