@@ -265,6 +265,10 @@ class RunDir:
         """Where an episode's trajectory lives."""
         return self.path / "episodes" / _safe(agent) / f"case-{case_id:04d}"
 
+    def frame_path(self, name: str, suffix: str) -> Path:
+        """Where the frame store keeps the file of that name."""
+        return self.path / self.FRAMES / name[:2] / f"{name}{suffix}"
+
     def store_frame(self, data: bytes, suffix: str, name: str | None = None) -> Path:
         """Keep a frame (or its dump) once per run, under its name or the hash of its bytes.
 
@@ -275,8 +279,7 @@ class RunDir:
         and episode threads in them) may store the same frame at once: each writes a file of
         its own and renames it into place, so a reader never sees half a frame.
         """
-        digest = name or hashlib.sha256(data).hexdigest()
-        path = self.path / self.FRAMES / digest[:2] / f"{digest}{suffix}"
+        path = self.frame_path(name or hashlib.sha256(data).hexdigest(), suffix)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")

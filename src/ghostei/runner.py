@@ -342,8 +342,11 @@ def _store_dump(run: RunDir, xml: str) -> Path:
     # Dumps are gzipped (a tenth of their size; they were 16 of the default run's 196 MB)
     # and named by the SHA-256 of their text. ``mtime=0``: the same dump, the same bytes.
     text = xml.encode("utf-8")
-    packed = gzip.compress(text, compresslevel=6, mtime=0)
-    return run.store_frame(packed, ".xml.gz", hashlib.sha256(text).hexdigest())
+    name = hashlib.sha256(text).hexdigest()
+    stored = run.frame_path(name, ".xml.gz")
+    if stored.exists():  # most dumps repeat one seen before: no need to compress them again
+        return stored
+    return run.store_frame(gzip.compress(text, compresslevel=6, mtime=0), ".xml.gz", name)
 
 
 def _write_trajectory(
