@@ -62,9 +62,16 @@ def test_bytes_and_name_depend_on_pixels_only_not_on_what_was_encoded_before() -
 def test_the_band_cache_stays_within_its_budget() -> None:
     cache = png._BandCache(100)
     for i in range(50):
-        cache.put(bytes([i]), b"x" * 30)
+        cache.put(bytes([i]), (b"x" * 30, 1, 30))
     assert cache.used <= 100 and len(cache.items) == 3
-    assert cache.get(bytes([49])) == b"x" * 30 and cache.get(bytes([0])) is None
+    assert cache.get(bytes([49])) == (b"x" * 30, 1, 30) and cache.get(bytes([0])) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.binary(max_size=300))
+def test_adler32_of_joined_bands_is_folded_exactly(first: bytes, second: bytes) -> None:
+    combined = png._adler32_combine(zlib.adler32(first), zlib.adler32(second), len(second))
+    assert combined == zlib.adler32(first + second)
 
 
 @pytest.mark.parametrize("mode", ["RGBA", "L", "P"])

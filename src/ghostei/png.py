@@ -25,7 +25,6 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from collections import OrderedDict
 
 import numpy as np
 import xxhash
@@ -41,30 +40,30 @@ _FINAL_EMPTY_BLOCK = b"\x03\x00"  # a final fixed-Huffman block with no data
 
 
 class _BandCache:
-    """Compressed bands by their content, least recently used first out, bounded by bytes."""
+    """Deflated bands by their content: (compressed bytes, adler32 and length of the rows).
+
+    Bounded by bytes; the oldest entries go first. Lookups take no lock (a dict read is atomic
+    in CPython); insertions and evictions do.
+    """
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.used = 0
-        self.items: OrderedDict[bytes, bytes] = OrderedDict()
+        self.items: dict[bytes, tuple[bytes, int, int]] = {}
         self.lock = threading.Lock()
 
-    def get(self, key: bytes) -> bytes | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-            return found
+    def get(self, key: bytes) -> tuple[bytes, int, int] | None:
+        return self.items.get(key)
 
-    def put(self, key: bytes, value: bytes) -> None:
+    def put(self, key: bytes, value: tuple[bytes, int, int]) -> None:
         with self.lock:
             if key in self.items:
                 return
             self.items[key] = value
-            self.used += len(value)
+            self.used += len(value[0])
             while self.used > self.budget:
-                _, old = self.items.popitem(last=False)
-                self.used -= len(old)
+                oldest = next(iter(self.items))
+                self.used -= len(self.items.pop(oldest)[0])
 
 
 _BANDS = _BandCache(BAND_BUDGET)
@@ -74,25 +73,29 @@ def encode_frame(image: Image.Image) -> tuple[bytes, str]:
     """A frame as PNG, and its name (a hash of its size and pixels)."""
     rgb = image if image.mode == "RGB" else image.convert("RGB")
     width, height = rgb.size
-    # Each row behind its filter byte (0), in one copy rather than a Python loop over rows.
-    rows = np.empty((height, width * 3 + 1), np.uint8)
-    rows[:, 0] = 0
-    rows[:, 1:] = np.asarray(rgb).reshape(height, width * 3)
+    pixels = np.asarray(rgb).reshape(height, width * 3)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
     name = xxhash.xxh3_128(header)
-    name.update(rows.data)
+    name.update(pixels.data)
     parts = [_ZLIB_HEADER]
+    adler = 1  # the adler32 of nothing; each band's is folded in
     for top in range(0, height, BAND_ROWS):
-        band = rows[top : top + BAND_ROWS].data
-        key = xxhash.xxh3_128_digest(band) + band.nbytes.to_bytes(4, "big")
-        packed = _BANDS.get(key)
-        if packed is None:
+        band = pixels[top : top + BAND_ROWS]
+        key = xxhash.xxh3_128_digest(band.data) + band.nbytes.to_bytes(4, "big")
+        found = _BANDS.get(key)
+        if found is None:
+            # The band's rows, each behind its filter byte (0), in one copy.
+            rows = np.empty((band.shape[0], width * 3 + 1), np.uint8)
+            rows[:, 0] = 0
+            rows[:, 1:] = band
             deflater = zlib_ng.compressobj(LEVEL, zlib_ng.DEFLATED, -15)  # raw deflate
-            packed = deflater.compress(band) + deflater.flush(zlib_ng.Z_FULL_FLUSH)
-            _BANDS.put(key, packed)
-        parts.append(packed)
+            packed = deflater.compress(rows.data) + deflater.flush(zlib_ng.Z_FULL_FLUSH)
+            found = (packed, zlib_ng.adler32(rows.data), rows.nbytes)
+            _BANDS.put(key, found)
+        parts.append(found[0])
+        adler = _adler32_combine(adler, found[1], found[2])
     parts.append(_FINAL_EMPTY_BLOCK)
-    parts.append(struct.pack(">I", zlib_ng.adler32(rows.data)))
+    parts.append(struct.pack(">I", adler))
     png = b"".join(
         (
             SIGNATURE,
@@ -102,6 +105,21 @@ def encode_frame(image: Image.Image) -> tuple[bytes, str]:
         )
     )
     return png, name.hexdigest()
+
+
+def _adler32_combine(first: int, second: int, second_length: int) -> int:
+    # The adler32 of two byte strings joined, from theirs (zlib's adler32_combine).
+    base = 65521
+    rem = second_length % base
+    sum1 = first & 0xFFFF
+    sum2 = (rem * sum1) % base
+    sum1 += (second & 0xFFFF) + base - 1
+    sum2 += ((first >> 16) & 0xFFFF) + ((second >> 16) & 0xFFFF) + base - rem
+    sum1 = sum1 - base if sum1 >= base else sum1
+    sum1 = sum1 - base if sum1 >= base else sum1
+    sum2 = sum2 - (base << 1) if sum2 >= (base << 1) else sum2
+    sum2 = sum2 - base if sum2 >= base else sum2
+    return sum1 | (sum2 << 16)
 
 
 def encode_png(image: Image.Image) -> bytes:
