@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,19 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the scripted server lives in tests/
 
-from tests.llm_server import RecordedRequest, ScriptedLLM  # noqa: E402
-
-# An episode in three requests, whatever order the requests of episodes in flight arrive in:
-# the answer depends on how many the episode has had.
-UITARS = [
-    "Thought: start from home\nAction: press_home()",
-    "Thought: and back\nAction: press_back()",
-    "Thought: done\nAction: finished(content='')",
-]
-
-
-def uitars_reply(request: RecordedRequest) -> str:
-    return UITARS[min(request.turns("assistant"), len(UITARS) - 1)]
+from cli_timing import run_cli  # noqa: E402
+from tests.llm_server import ScriptedLLM, uitars_episode_reply  # noqa: E402
 
 
 def timed_run(
@@ -59,14 +47,7 @@ def timed_run(
         *("--api-key-env", "GHOSTEI_BENCH_NO_KEY", "--concurrency", str(concurrency)),
         *(("--workers", str(workers)) if workers is not None else ()),
     ]
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "from ghostei.cli import main; main()", *args],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return time.perf_counter() - start
+    return run_cli(*args)[0]
 
 
 def measure(
@@ -81,7 +62,7 @@ def measure(
     ``workers`` None is the command's default (the number of cores)."""
     figures: dict[str, float] = {}
     with ScriptedLLM(latency=latency) as llm, tempfile.TemporaryDirectory() as tmp:
-        llm.respond(uitars_reply)
+        llm.respond(uitars_episode_reply)
         for level in levels:
             seconds = timed_run(llm, Path(tmp) / f"c{level}", episodes, level, workers)
             figures[f"concurrency_{level}_s"] = round(seconds, 2)

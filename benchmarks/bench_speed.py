@@ -23,10 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_timing import run_cli
 
 from ghostei.agents import AgentContext, build_agent
 from ghostei.cases import builtin_cases
@@ -57,22 +56,6 @@ TARGETS = {
 }
 
 
-def ghostei(*args: str) -> tuple[float, float]:
-    """Run the CLI in a fresh process: (wall seconds, CPU seconds of it and its workers)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-c", "from ghostei.cli import main; main()", *args],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
-
-
 def folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -82,7 +65,7 @@ def measure_runs(tmp: Path, out: dict[str, Any]) -> Path:
     runs = {}
     for mode in ("all", "none", "keyframes"):
         folder = tmp / f"run-{mode}"
-        wall, cpu = ghostei("run", "--out", str(folder), "--frames", mode)
+        wall, cpu = run_cli("run", "--out", str(folder), "--frames", mode)
         runs[mode] = {"wall_s": wall, "cpu_s": cpu, "bytes": folder_bytes(folder)}
         print(
             f"ghostei run --frames {mode:9s} {wall:6.1f} s wall, {cpu:6.1f} s CPU, "
@@ -193,7 +176,7 @@ def measure_deflate(run: Path, out: dict[str, Any], limit: int = 250) -> None:
 
 def measure_html(run: Path, out: dict[str, Any]) -> None:
     page = run.parent / "report.html"
-    wall, cpu = ghostei("report", str(run), "--format", "html", "--output", str(page))
+    wall, cpu = run_cli("report", str(run), "--format", "html", "--output", str(page))
     out["html_s"], out["html_cpu_s"] = wall, cpu
     out["html_mb"] = page.stat().st_size / 1e6
     print(f"HTML report: {wall:.1f} s wall, {cpu:.1f} s CPU, {out['html_mb']:.2f} MB", flush=True)

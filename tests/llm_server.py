@@ -346,3 +346,18 @@ def scripted_llm() -> Iterator[ScriptedLLM]:
     """A running ScriptedLLM, closed after the test."""
     with ScriptedLLM() as llm:
         yield llm
+
+
+# A UI-TARS episode in three requests (home, back, finished): each answer depends on the turns
+# the request carries, since the requests of episodes in flight together reach the server in
+# no fixed order. Used by the concurrency tests and benchmarks/bench_concurrency.py.
+UITARS_EPISODE = (
+    "Thought: start from home\nAction: press_home()",
+    "Thought: and back\nAction: press_back()",
+    "Thought: done\nAction: finished(content='')",
+)
+
+
+def uitars_episode_reply(request: RecordedRequest) -> str:
+    """The answer of a three-request UI-TARS episode to this request."""
+    return UITARS_EPISODE[min(request.turns("assistant"), len(UITARS_EPISODE) - 1)]

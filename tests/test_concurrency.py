@@ -30,21 +30,9 @@ from ghostei.providers.ratelimit import RateLimiter, limiter_for
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, execute, new_manifest
 
-from .llm_server import RecordedRequest, Reply, ScriptedLLM
+from .llm_server import RecordedRequest, Reply, ScriptedLLM, uitars_episode_reply
 
 CASES = builtin_cases()
-
-# A UI-TARS episode in three requests: each answer depends on the turns so far, since the
-# requests of episodes in flight together reach the server in no fixed order.
-UITARS = [
-    "Thought: start from home\nAction: press_home()",
-    "Thought: and back\nAction: press_back()",
-    "Thought: done\nAction: finished(content='')",
-]
-
-
-def uitars_reply(request: RecordedRequest) -> str:
-    return UITARS[min(request.turns("assistant"), len(UITARS) - 1)]
 
 
 def episodes_here(monkeypatch: pytest.MonkeyPatch, workers: int) -> list[Any]:
@@ -107,7 +95,7 @@ def model_run(
 def test_episodes_in_flight_together_take_about_one_episodes_time(tmp_path: Path) -> None:
     n = 4
     with ScriptedLLM(latency=0.2) as llm:
-        llm.respond(uitars_reply)
+        llm.respond(uitars_episode_reply)
         _, sequential = model_run(tmp_path, "one", llm, n, concurrency=1)
         records, together = model_run(tmp_path, "all", llm, n, concurrency=n)
     assert len(llm.requests) == 2 * 3 * n
@@ -132,7 +120,7 @@ def first_request_429(retry_after: float, latency: float) -> Any:
             first = seen[0] == 1
         if first:
             return Reply.error(429, retry_after=retry_after)
-        return Reply(text=uitars_reply(request), delay=latency)
+        return Reply(text=uitars_episode_reply(request), delay=latency)
 
     return reply
 
@@ -283,7 +271,7 @@ def test_one_client_per_process_for_many_episodes(
     monkeypatch.setattr(openai, "OpenAI", counting)
     clear_clients()
     with ScriptedLLM() as llm:
-        llm.respond(uitars_reply)
+        llm.respond(uitars_episode_reply)
         model_run(tmp_path, "one", llm, 3, concurrency=1)
         model_run(tmp_path, "all", llm, 3, concurrency=3)
         assert len(built) == 1  # six episodes, 18 requests, one client
