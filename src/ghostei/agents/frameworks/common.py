@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import xxhash
 from PIL import Image
 
 from ...observation import encode_png
@@ -90,8 +92,24 @@ def frame(image: Image.Image, provider: Provider) -> Frame:
     unchanged and the agent knows the exact size the model's coordinates refer to.
     """
     rgb = image if image.mode == "RGB" else image.convert("RGB")  # a copy only when needed
-    sent = fit(rgb, provider.config.image_max_side)
-    return Frame(encode_png(sent), sent.size)
+    max_side = provider.config.image_max_side
+    # Screens recur (the home screen, a list the agent returns to, in every episode of a
+    # process): scaling and encoding one again cost ~20 ms, hashing its pixels 2 ms.
+    key = (xxhash.xxh3_128_digest(rgb.tobytes()), rgb.size, max_side)
+    found = _FRAMES.get(key)
+    if found is None:
+        sent = fit(rgb, max_side)
+        found = Frame(encode_png(sent), sent.size)
+        with _FRAMES_LOCK:
+            _FRAMES[key] = found
+            while len(_FRAMES) > FRAME_CACHE_SIZE:
+                del _FRAMES[next(iter(_FRAMES))]
+    return found
+
+
+FRAME_CACHE_SIZE = 64  # frames prepared for models, per process (a few MB)
+_FRAMES: dict[tuple[bytes, tuple[int, int], int | None], Frame] = {}
+_FRAMES_LOCK = threading.Lock()
 
 
 def thinking_note(part: str) -> str:
