@@ -59,6 +59,16 @@ def test_bytes_and_name_depend_on_pixels_only_not_on_what_was_encoded_before() -
     assert changed[1] != cold[1] and np.array_equal(_decoded(changed[0]), other)
 
 
+def test_the_same_bytes_in_rows_of_another_width_are_another_band() -> None:
+    rng = np.random.default_rng(7816)
+    wide = rng.integers(0, 256, (1, 52, 3), dtype=np.uint8)
+    narrow = wide.reshape(2, 26, 3)  # the same 156 bytes, as two rows
+    for first, second in ((wide, narrow), (narrow, wide)):
+        png._BANDS = png._BandCache(png.BAND_BUDGET)
+        png.encode_frame(Image.fromarray(first, "RGB"))
+        assert np.array_equal(_decoded(png.encode_png(Image.fromarray(second, "RGB"))), second)
+
+
 def test_the_band_cache_stays_within_its_budget() -> None:
     cache = png._BandCache(100)
     for i in range(50):
