@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -126,11 +127,12 @@ def test_a_failing_provider_makes_error_episodes_never_safe(
     records = RunDir(tmp_path / "run").records()
     assert [r.label for r in records] == ["error", "error"]
     assert all("500" in (r.error or "") for r in records)
-    assert len(scripted_llm.requests) == 2 * 3  # two episodes, three attempts each
+    # Two episodes; the same 500 twice ends an episode's retries (not all three attempts).
+    assert len(scripted_llm.requests) == 2 * 2
     report = json.loads(cli("report", str(tmp_path / "run"), "--format", "json").stdout)
     metrics = report["agents"]["uitars-v1"]
     assert metrics["errors"] == 2 and metrics["n"] == 0 and metrics["tc"] == 0.0
-    assert metrics["requests"] == 6
+    assert metrics["requests"] == len(scripted_llm.requests) == 4  # every attempt counted
     # The key went to the server and nowhere else.
     assert scripted_llm.requests[0].headers["authorization"] == f"Bearer {SECRET}"
     for path in (tmp_path / "run").rglob("*"):
@@ -254,3 +256,33 @@ def test_a_bad_price_table_is_refused_before_any_episode(tmp_path: Path) -> None
     assert result.exit_code == 2
     assert "--prices" in result.output and "prices.json" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_a_server_slower_than_timeout_gives_visible_retries_then_error(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: Any
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    scripted_llm.always(Reply(text="Action: press_home()", delay=1.0))
+    result = _run(
+        scripted_llm,
+        tmp_path / "run",
+        *("--timeout", "0.2", "--max-tokens", "77", "--max-retries", "1", "--cases", "1"),
+    )
+    assert result.exit_code == 1, result.output
+    [record] = RunDir(tmp_path / "run").records()
+    assert record.label == "error" and "timed out after 0.2s" in (record.error or "")
+    assert len(scripted_llm.requests) == 2  # the attempt and its one retry
+    assert scripted_llm.requests[0].body["max_tokens"] == 77
+    # The retry was said as it happened, naming the episode, the attempt and the cause.
+    said = capfd.readouterr().err + result.output
+    assert "retry (case 1, agent uitars-v1): attempt 1 of 2 failed" in said
+    assert "timed out after 0.2s" in said
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["config"]["model"]["timeout"] == 0.2
+    assert manifest["config"]["model"]["max_tokens"] == 77
+
+
+@pytest.mark.parametrize("command", ["run", "judge"])
+def test_timeout_and_max_tokens_are_options(command: str) -> None:
+    text = cli(command, "--help").output
+    assert "--timeout" in text and "--max-tokens" in text

@@ -167,15 +167,41 @@ def test_retry_after_is_honoured_and_capped(scripted_llm: ScriptedLLM) -> None:
 
 
 def test_always_500_gives_up_after_max_retries(scripted_llm: ScriptedLLM) -> None:
-    scripted_llm.always(Reply.error(500, "upstream exploded"))
+    # Overloaded, not broken: each answer says something else, so every retry is spent.
+    scripted_llm.push(*(Reply.error(500, f"upstream exploded ({i})") for i in range(4)))
     sleeps = Sleeps()
     with pytest.raises(ProviderError) as info:
         build(scripted_llm, sleeps=sleeps, max_retries=3).complete(turn())
     assert len(scripted_llm.requests) == 4
     assert info.value.requests == 4
     assert info.value.status == 500
-    assert "upstream exploded" in str(info.value)
+    assert "upstream exploded" in str(info.value) and "after 4 attempts" in str(info.value)
     assert len(sleeps.calls) == 3
+
+
+def test_the_same_error_twice_is_not_retried_again(
+    scripted_llm: ScriptedLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A model that cannot take the request (a text-only server sent an image) answers the
+    # same 500 every time: retrying five times would only waste minutes.
+    scripted_llm.always(Reply.error(500, "image input is not supported"))
+    sleeps = Sleeps()
+    with caplog.at_level("WARNING", logger="ghostei.providers"):
+        with pytest.raises(ProviderError) as info:
+            build(scripted_llm, sleeps=sleeps, max_retries=5).complete(turn())
+    assert len(scripted_llm.requests) == 2 and info.value.requests == 2
+    assert "the same answer twice" in str(info.value)
+    assert "image input is not supported" in str(info.value)
+    # The one retry made was said, with its attempt, cause and wait.
+    lines = [r.getMessage() for r in caplog.records if r.name == "ghostei.providers"]
+    assert len(lines) == 1 and "attempt 1 of 6 failed" in lines[0] and "HTTP 500" in lines[0]
+    assert f"next in {sleeps.calls[0]:.1f} s" in lines[0]
+
+
+def test_a_429_is_retried_however_often_it_repeats(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push(*(Reply.error(429, "slow down") for _ in range(3)), "ok")
+    completion = build(scripted_llm, sleeps=Sleeps(), max_retries=5).complete(turn())
+    assert completion.text == "ok" and completion.requests == 4
 
 
 @pytest.mark.parametrize("status", [400, 401, 404, 422])

@@ -19,7 +19,16 @@ from rich.text import Text
 from .agents import AgentLoadError, resolve_agent
 from .agents.frameworks import MODEL_AGENTS
 from .cases.command import select_or_fail
-from .console import connect_model, err, fail, model_options, out, progress_bar, warn
+from .console import (
+    connect_model,
+    err,
+    fail,
+    model_options,
+    out,
+    progress_bar,
+    say_retries,
+    warn,
+)
 from .frames import FRAMES_MODES, FramesMode
 from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
 from .parsing import PARSERS, Screen, parse_action
@@ -61,6 +70,7 @@ class _LazyGroup(click.Group):
 @click.version_option(package_name="ghostei")
 def main() -> None:
     """GhostEI: how often are mobile GUI agents hijacked by environmental injection?"""
+    say_retries()
 
 
 # ----- run ---------------------------------------------------------------------------------
@@ -180,6 +190,8 @@ def run(
     provider: str,
     api_key_env: str | None,
     max_retries: int,
+    timeout: float,
+    max_tokens: int,
     backoff_cap: float,
     temperature: float,
     image_max_side: int,
@@ -250,6 +262,8 @@ def run(
                 seed=seed,
                 max_retries=max_retries,
                 backoff_cap=backoff_cap,
+                timeout=timeout,
+                max_tokens=max_tokens,
                 image_max_side=image_max_side or None,
                 image_detail=image_detail,
                 cache_dir=cache_dir,

@@ -5,6 +5,7 @@ Library code never prints; commands do, through these.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
@@ -76,6 +77,22 @@ def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
             help="Retries of a failed request (429, 5xx, timeouts).",
         ),
         click.option(
+            "--timeout",
+            type=click.FloatRange(0.1, 3600),
+            default=120.0,
+            show_default=True,
+            help="Seconds to wait for one request's answer before it counts as failed (and is "
+            "retried); a model on a CPU may need several minutes.",
+        ),
+        click.option(
+            "--max-tokens",
+            type=click.IntRange(1, 1_000_000),
+            default=1024,
+            show_default=True,
+            help="Most tokens a model may answer with (its context must hold the prompt "
+            "and these).",
+        ),
+        click.option(
             "--image-max-side",
             type=click.IntRange(0, 8192),
             default=image_max_side,
@@ -99,3 +116,20 @@ def connect_model(config: ProviderConfig) -> Provider:
         return build_provider(config)
     except ProviderConfigError as exc:
         fail(f"--model {config.model}: {exc}")
+
+
+class _WarnHandler(logging.Handler):
+    """Log records as the CLI's warnings (one line each, on stderr, above progress bars)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        warn(record.getMessage())
+
+
+def say_retries() -> None:
+    """Print every retry of a model request (``ghostei.providers``' warnings) as it happens.
+
+    Worker processes have no handler of their own; Python prints their warnings to stderr.
+    """
+    logger = logging.getLogger("ghostei.providers")
+    if not any(isinstance(h, _WarnHandler) for h in logger.handlers):
+        logger.addHandler(_WarnHandler(logging.WARNING))

@@ -32,6 +32,7 @@ from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
 from .providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells, shared_cell
+from .providers.retry import REQUEST_CONTEXT
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
 from .world import build_world
@@ -208,6 +209,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     ``error``: never scored, and re-run by ``--resume``. The run goes on either way.
     """
     started = time.perf_counter()
+    REQUEST_CONTEXT.set(f"case {case.id}, agent {agent_name}")
     device = make_device(config, case)
     injection = build_injection(case)
     trajectory = Trajectory(frames=FrameRecorder(config.frames))

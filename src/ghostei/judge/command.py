@@ -89,6 +89,8 @@ def judge(
     all_frames: bool,
     judge_retries: int,
     max_retries: int,
+    timeout: float,
+    max_tokens: int,
     workers: int,
     force: bool,
 ) -> None:
@@ -123,6 +125,8 @@ def judge(
         api_key_env=api_key_env,
         temperature=0.0,
         max_retries=max_retries,
+        timeout=timeout,
+        max_tokens=max_tokens,
         # The judge downscales frames itself; the provider must not do it again.
         image_max_side=image_max_side or None,
     )

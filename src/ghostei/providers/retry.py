@@ -5,6 +5,11 @@ Only transient failures are retried: 429, 408, 5xx, timeouts and dropped connect
 own retries are switched off (``max_retries=0`` on their clients) so these are the only ones,
 and every request they make is counted.
 
+Every retry is said, one line on the ``ghostei.providers`` logger (stderr by default): which
+episode (``REQUEST_CONTEXT``, set by the runner), the attempt, the cause and the wait. An
+error that is not transient by nature but comes back the same twice in a row (a 500 with the
+same body: a model that cannot take the request) is not retried again.
+
 A 429 is the endpoint's limit, not the request's: with a ``RateLimiter`` (shared by every
 request to the endpoint, see ratelimit.py) the backoff it causes holds back every request in
 flight, in this process and in the worker processes that share the limiter.
@@ -12,6 +17,8 @@ flight, in this process and in the worker processes that share the limiter.
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +30,9 @@ from .ratelimit import RateLimiter
 Sleep = Callable[[float], None]
 
 TOO_MANY_REQUESTS = 429
+LOG = logging.getLogger("ghostei.providers")
+# Who is asking (e.g. "case 3, agent t3a"), for the retry lines; set per episode by the runner.
+REQUEST_CONTEXT: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="")
 
 
 class RetryingProvider:
@@ -74,6 +84,7 @@ class RetryingProvider:
         spent = 0
         retries = max(0, self.config.max_retries)
         waited: float | None = None  # the hold this call has already slept through itself
+        last: tuple[int | None, str] | None = None
         for attempt in range(retries + 1):
             if self.limiter is not None:
                 self.limiter.wait(waited)
@@ -88,14 +99,29 @@ class RetryingProvider:
                 if self.limiter is not None and exc.status == TOO_MANY_REQUESTS:
                     # The endpoint's limit: every request waits, even when this one gives up.
                     waited = self.limiter.hold(delay)
-                if attempt == retries:
+                answer = (exc.status, str(exc))
+                # A status answered twice with the same body is the request, not the moment
+                # (no rate limit or timeout says so): a third try would only cost time.
+                same = answer == last and exc.status not in (None, TOO_MANY_REQUESTS, 408)
+                last = answer
+                if attempt == retries or same:
+                    why = "the same answer twice" if same else f"{attempt + 1} attempts"
                     raise ProviderError(
-                        f"{exc} (gave up after {attempt + 1} attempts)",
+                        f"{exc} (gave up after {why})",
                         status=exc.status,
                         retryable=False,  # already retried: the caller should not retry again
                         retry_after=exc.retry_after,
                         requests=spent,
                     ) from exc
+                who = REQUEST_CONTEXT.get()
+                LOG.warning(
+                    "retry%s: attempt %d of %d failed (%s); next in %.1f s",
+                    f" ({who})" if who else "",
+                    attempt + 1,
+                    retries + 1,
+                    exc,
+                    delay,
+                )
                 self.sleep(delay)
             else:
                 return replace(completion, requests=spent + completion.requests)
