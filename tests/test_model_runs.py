@@ -286,3 +286,35 @@ def test_a_server_slower_than_timeout_gives_visible_retries_then_error(
 def test_timeout_and_max_tokens_are_options(command: str) -> None:
     text = cli(command, "--help").output
     assert "--timeout" in text and "--max-tokens" in text
+
+
+def test_resume_refuses_options_that_differ_from_the_run(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    scripted_llm.always(Reply.error(503, "down"))
+    out = tmp_path / "run"
+    _run(scripted_llm, out, "--max-retries", "0", "--cases", "1")
+    resume = ("run", "--resume", "--out", str(out))
+    other = cli(
+        *resume,
+        *("--model", "another-model", "--base-url", "http://127.0.0.1:9/v1"),
+        *("--max-tokens", "99", "--cases", "2"),
+    )
+    assert other.exit_code == 2 and "Traceback" not in other.output
+    for said in (
+        "--model 'another-model': the run has 'scripted-model'",
+        "--base-url 'http://127.0.0.1:9/v1'",
+        "--max-tokens 99: the run has 1024",
+        "--cases [2]: the run has [1]",
+    ):
+        assert said in other.output, other.output
+    assert len(RunDir(out).records()) == 1  # nothing ran
+    # The same options as the manifest's, and those that change only how it runs, are fine.
+    scripted_llm.always(Reply(text="Thought: done\nAction: finished()"))
+    same = cli(
+        *resume,
+        *("--model", "scripted-model", "--cases", "1", "--workers", "1", "--concurrency", "1"),
+    )
+    assert same.exit_code == 0, same.output
+    assert [r.label for r in RunDir(out).records()][-1] != "error"

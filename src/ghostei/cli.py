@@ -8,9 +8,10 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import click
 from rich.table import Table
@@ -222,6 +223,13 @@ def run(
             config = RunConfig.from_json(manifest.get("config"))
         except ValueError as exc:
             fail(f"cannot resume {out}: {RunDir.MANIFEST}: {exc}")
+        given = {k: v for k, v in locals().items() if _given_on_command_line(k)}
+        conflicts = _resume_conflicts(given, config, cases)
+        if conflicts:
+            fail(
+                f"--resume {out}: the run was started with other options; resume it without "
+                "them, or start a new run:\n  " + "\n  ".join(conflicts)
+            )
         for name in config.agents:
             try:  # an agent that no longer loads would fail every resumed episode
                 resolve_agent(name)
@@ -441,6 +449,77 @@ def parse_action_cmd(fmt: str, screen: str, image: str | None) -> None:
     action = parse_action(fmt, sys.stdin.read(), Screen(size[0], size[1], image=shown))
     # Plain JSON on stdout (no console wrapping): users pipe it into their tools.
     click.echo(json.dumps(action.model_dump(exclude_none=True), indent=2, ensure_ascii=False))
+
+
+# What each run option is in a stored RunConfig (options of the model: in its ProviderConfig).
+# --workers, --concurrency, --out and --resume may differ on resume: they change how, not what.
+_RUN_FIELDS: dict[str, Callable[[RunConfig], Any]] = {
+    "agents": lambda c: c.agents,
+    "seed": lambda c: c.seed,
+    "max_steps": lambda c: c.max_steps,
+    "screen": lambda c: f"{c.width}x{c.height}",
+    "frames_mode": lambda c: c.frames,
+    "no_frames": lambda c: c.frames == "none",
+    "reflection": lambda c: c.reflection,
+    "thinking": lambda c: c.thinking,
+    "backend": lambda c: c.backend,
+    "serial": lambda c: c.serial,
+    "adb_port": lambda c: c.adb_port,
+}
+_MODEL_FIELDS = (
+    "model",
+    "base_url",
+    "provider",
+    "api_key_env",
+    "max_retries",
+    "timeout",
+    "max_tokens",
+    "backoff_cap",
+    "temperature",
+    "image_max_side",
+    "image_detail",
+    "cache_dir",
+)
+
+
+def _given_on_command_line(name: str) -> bool:
+    source = click.get_current_context().get_parameter_source(name)
+    return source in (
+        click.core.ParameterSource.COMMANDLINE,
+        click.core.ParameterSource.ENVIRONMENT,
+    )
+
+
+def _resume_conflicts(given: dict[str, Any], config: RunConfig, cases: list[Any]) -> list[str]:
+    """Each option given to ``--resume`` that differs from what the run was started with."""
+    out = []
+
+    def differs(option: str, now: Any, then: Any) -> None:
+        if now != then:
+            out.append(f"--{option.replace('_', '-')} {now!r}: the run has {then!r}")
+
+    for name, value in given.items():
+        if name in _RUN_FIELDS:
+            stored = _RUN_FIELDS[name](config)
+            now = value if name != "agents" else tuple(value)
+            if name == "frames_mode":
+                name = "frames"
+            if name == "no_frames" and not value:
+                continue
+            differs(name, now, stored)
+        elif name in _MODEL_FIELDS:
+            stored = getattr(config.model, name, None) if config.model is not None else None
+            if name == "image_max_side":
+                value = value or None
+            if name == "cache_dir" and value is not None:
+                value = Path(value)
+            differs(name, value, stored)
+        elif name == "prices":
+            differs(name, str(Path(value).resolve()) if value else None, config.prices)
+        elif name == "cases_spec":
+            ids = [c.id for c in select_or_fail(value)]
+            differs("cases", ids, [c.id for c in cases])
+    return out
 
 
 def _size(value: str, option: str) -> tuple[int, int]:
