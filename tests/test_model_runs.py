@@ -317,4 +317,11 @@ def test_resume_refuses_options_that_differ_from_the_run(
         *("--model", "scripted-model", "--cases", "1", "--workers", "1", "--concurrency", "1"),
     )
     assert same.exit_code == 0, same.output
-    assert [r.label for r in RunDir(out).records()][-1] != "error"
+    # One line per episode: the replacement took the error's place, with its attempts' usage.
+    lines = (out / RunDir.RECORDS).read_text().splitlines()
+    assert len(lines) == 1
+    [record] = RunDir(out).records()
+    assert record.label != "error" and record.attempts == 2
+    assert record.usage["requests"] == len(scripted_llm.requests)
+    report = json.loads(cli("report", str(out), "--format", "json").stdout)
+    assert report["agents"]["uitars-v1"]["requests"] == len(scripted_llm.requests)

@@ -186,9 +186,11 @@ def test_the_same_error_twice_is_not_retried_again(
     # same 500 every time: retrying five times would only waste minutes.
     scripted_llm.always(Reply.error(500, "image input is not supported"))
     sleeps = Sleeps()
-    with caplog.at_level("WARNING", logger="ghostei.providers"):
-        with pytest.raises(ProviderError) as info:
-            build(scripted_llm, sleeps=sleeps, max_retries=5).complete(turn())
+    with (
+        caplog.at_level("WARNING", logger="ghostei.providers"),
+        pytest.raises(ProviderError) as info,
+    ):
+        build(scripted_llm, sleeps=sleeps, max_retries=5).complete(turn())
     assert len(scripted_llm.requests) == 2 and info.value.requests == 2
     assert "the same answer twice" in str(info.value)
     assert "image input is not supported" in str(info.value)

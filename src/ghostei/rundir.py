@@ -49,6 +49,9 @@ class EpisodeRecord(BaseModel):
     cost: float | None = None  # USD, when the run has a price table for its model
     seconds: float = 0.0
     trajectory: str = ""
+    # How many times the episode was run: a resumed error's replacement counts the attempts
+    # before it, and its usage and cost include theirs (every request made is counted).
+    attempts: int = 1
 
     @property
     def key(self) -> tuple[str, int]:
@@ -170,6 +173,7 @@ class RunDir:
         self.path = Path(path)
         # Torn last lines the reads of this object left out, by file: a report warns of them.
         self._torn: dict[Path, TornLine] = {}
+        self._keys: set[tuple[str, int]] | None = None  # episodes in the records file
 
     # ----- creation and loading -------------------------------------------------------------
 
@@ -254,12 +258,41 @@ class RunDir:
         return [] if torn is None else [torn.describe("dropped")]
 
     def append(self, record: EpisodeRecord) -> None:
-        """Add one finished episode durably."""
+        """Add one finished episode durably.
+
+        The file keeps one line per episode: a record of an episode already there (a resumed
+        error's replacement) takes the old line's place, in one atomic rewrite, and carries
+        the old attempts' usage and cost, so neither a reader of the file nor the report
+        counts an episode twice or loses a request.
+        """
+        if self._keys is None:
+            self._keys = {r.key for r in self.records()}
+        if record.key in self._keys:
+            self._supersede(record)
+            return
         line = record.model_dump_json() + "\n"
         with open(self.path / self.RECORDS, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+        self._keys.add(record.key)
+
+    def _supersede(self, record: EpisodeRecord) -> None:
+        records = self.records()
+        old = next(r for r in records if r.key == record.key)
+        usage = dict(old.usage)
+        for name, value in record.usage.items():
+            usage[name] = usage.get(name, 0) + value
+        costs = [c for c in (old.cost, record.cost) if c is not None]
+        merged = record.model_copy(
+            update={
+                "usage": usage,
+                "cost": sum(costs) if costs else None,
+                "attempts": old.attempts + record.attempts,
+            }
+        )
+        lines = [(merged if r.key == record.key else r).model_dump_json() + "\n" for r in records]
+        _write_atomic(self.path / self.RECORDS, "".join(lines))
 
     def trajectory_dir(self, agent: str, case_id: int) -> Path:
         """Where an episode's trajectory lives."""
@@ -294,5 +327,8 @@ def _safe(name: str) -> str:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
     os.replace(tmp, path)
