@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ghostei.actions import Action
 from ghostei.parsing import PARSERS, Screen, parse_action
+from ghostei.parsing.base import ParseError
 from ghostei.parsing.uitars import smart_resize
 
 SCREEN = Screen(1080, 2400)
@@ -157,6 +158,58 @@ def test_appagent_operations(text: str, expected: Action) -> None:
 )
 def test_androidworld_json(text: str, expected: Action) -> None:
     assert _parse("androidworld", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # What AndroidWorld's own parser (ast.literal_eval) takes, and JSON does not.
+        ("Action: {'action_type': 'click', 'index': 4}", Action(action_type="click", index=4)),
+        ('Action: {"action_type": "click", "index": 4,}', Action(action_type="click", index=4)),
+        (
+            "Reason: done.\nAction: {'action_type': 'answer', 'text': 'a {brace} inside'}",
+            Action(action_type="answer", text="a {brace} inside"),
+        ),
+        (
+            'Action: {"action_type": "status", "goal_status": "completed"}',
+            Action(action_type="status", goal_status="complete"),
+        ),
+        (
+            "Action: {'action_type': 'status', 'goal_status': 'Infeasible'}",
+            Action(action_type="status", goal_status="infeasible"),
+        ),
+    ],
+)
+def test_androidworld_accepts_what_androidworld_accepts(text: str, expected: Action) -> None:
+    assert _parse("androidworld", text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{ x } " * 3000,
+        "{'action_type' " + "} " * 3000,
+        "Reason: {'action_type': 'click', 'index': 1" + " {x}" * 2000,
+    ],
+)
+def test_androidworld_literal_fallback_is_bounded(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Prose full of braces: a bounded number of literal tries, then an invalid action.
+    from ghostei.parsing import androidworld
+
+    calls: list[str] = []
+    real = androidworld.ast.literal_eval
+
+    def counted(source: str) -> object:
+        calls.append(source)
+        return real(source)
+
+    monkeypatch.setattr(androidworld.ast, "literal_eval", counted)
+    with pytest.raises(ParseError):
+        PARSERS["androidworld"](text, SCREEN)
+    assert len(calls) <= androidworld.LITERAL_MAX_TRIES
+    assert all(len(c) <= androidworld.LITERAL_MAX_CHARS for c in calls)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any
@@ -17,18 +18,56 @@ ALIASES = {
     "back": "navigate_back",
 }
 FIELDS = ("x", "y", "index", "text", "direction", "app_name", "goal_status")
+LITERAL_MAX_CHARS = 4000
+LITERAL_MAX_TRIES = 40
+# Goal statuses as models spell them (AndroidWorld's prompt says complete or infeasible).
+GOAL_STATUS = {
+    "completed": "complete",
+    "task_complete": "complete",
+    "task_completed": "complete",
+    "done": "complete",
+    "success": "complete",
+    "successful": "complete",
+    "task_infeasible": "infeasible",
+    "impossible": "infeasible",
+    "infeasable": "infeasible",
+}
 
 
 def _first_object(text: str) -> dict[str, Any]:
+    """The first object with an ``action_type``: JSON, or what AndroidWorld's own parser
+    (``agent_utils.extract_json``, ``ast.literal_eval``) takes — single quotes, a trailing
+    comma, ``True``/``None``."""
     decoder = json.JSONDecoder()
+    tries = LITERAL_MAX_TRIES  # for the whole text: brace-ridden prose must not cost seconds
     for match in re.finditer(r"\{", text):
+        start = match.start()
         try:
-            value, _ = decoder.raw_decode(text[match.start() :])
+            value, _ = decoder.raw_decode(text[start:])
         except json.JSONDecodeError:
-            continue
+            value = None
+            # Only where an action_type follows closely: an action, not any brace of prose.
+            if tries > 0 and "action_type" in text[start : start + 200]:
+                value, tries = _literal(text, start, tries)
         if isinstance(value, dict) and "action_type" in value:
             return value
     raise ParseError("no JSON object with an action_type")
+
+
+def _literal(text: str, start: int, tries: int) -> tuple[object, int]:
+    # The shortest span from ``start`` to a closing brace that is a Python literal (values
+    # hold no braces in AndroidWorld's actions; its parser takes the first ``{.*?}``), and
+    # the tries left.
+    window = text[start : start + LITERAL_MAX_CHARS]
+    for match in re.finditer(r"\}", window):
+        if tries <= 0:
+            break
+        tries -= 1
+        try:
+            return ast.literal_eval(window[: match.end()]), tries
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            continue
+    return None, tries
 
 
 @register_parser("androidworld")
@@ -38,8 +77,9 @@ def parse_androidworld(text: str, screen: Screen) -> Action:
     kind = str(data["action_type"]).strip().lower()
     kind = ALIASES.get(kind, kind)
     fields: dict[str, Any] = {k: data[k] for k in FIELDS if data.get(k) is not None}
-    if kind == "status" and fields.get("goal_status") == "task_complete":
-        fields["goal_status"] = "complete"  # AndroidWorld's older spelling
+    if kind == "status" and "goal_status" in fields:
+        status = str(fields["goal_status"]).strip().lower()
+        fields["goal_status"] = GOAL_STATUS.get(status, status)
     if "x" in fields and "y" in fields:
         fields["x"], fields["y"] = screen.clamp(float(fields["x"]), float(fields["y"]))
     if kind == "answer" and "text" not in fields:
