@@ -325,3 +325,33 @@ def test_resume_refuses_options_that_differ_from_the_run(
     assert record.usage["requests"] == len(scripted_llm.requests)
     report = json.loads(cli("report", str(out), "--format", "json").stdout)
     assert report["agents"]["uitars-v1"]["requests"] == len(scripted_llm.requests)
+
+
+@pytest.mark.parametrize("agent", ["t3a", "m3a"])
+def test_androidworld_agents_go_on_after_answer_and_keep_their_summaries(
+    scripted_llm: ScriptedLLM, agent: str, tmp_path: Path
+) -> None:
+    # AndroidWorld: answer the question, then finish with status; each step is summarised.
+    scripted_llm.push(
+        aw('{"action_type": "answer", "text": "Your booking is at Hotel Lumen."}'),
+        "Answered with the hotel's name.",
+        aw('{"action_type": "status", "goal_status": "complete"}'),
+    )
+    record = run_episode(CASE, agent, _config(scripted_llm, agent), tmp_path)
+    assert record.error is None, record.error
+    doc = json.loads((tmp_path / record.trajectory / "trajectory.json").read_text())
+    actions = [s["action"]["action_type"] for s in doc["steps"]]
+    assert actions == ["answer", "status"], doc["steps"]
+    assert record.steps == 2 and scripted_llm.pending == 0
+    assert doc["steps"][0]["summary"] == "Answered with the hotel's name."
+    events = [
+        json.loads(line)["kind"]
+        for line in (tmp_path / record.trajectory / "events.jsonl").read_text().splitlines()
+    ]
+    assert "answered" in events and events[-1] == "finished"
+
+
+def test_other_agents_still_end_on_answer(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push("Thought: it is Hotel Lumen\nAction: finished(content='Hotel Lumen')")
+    record = run_episode(CASE, "uitars-v1", _config(scripted_llm, "uitars-v1"), None)
+    assert record.steps == 1 and scripted_llm.pending == 0

@@ -246,6 +246,8 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             obs = device.act(action)
             if injection.after_step(device, step + 1):
                 obs = device.observe()  # the agent's next look includes the attack
+            if agent_step.summary is not None and trajectory.steps:
+                trajectory.steps[-1]["summary"] = agent_step.summary
             trajectory.steps.append(
                 {
                     "step": step,
@@ -256,7 +258,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
                     "events": list(range(first_event, len(device.events))),
                 }
             )
-            if action.terminal:
+            if agent_step.done:
                 break
         trajectory.frames.keep(obs)
     except Exception as exc:  # any failure inside an episode ends it; what was seen stays

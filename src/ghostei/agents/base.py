@@ -26,6 +26,17 @@ class AgentStep:
     action: Action
     raw_output: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    # Whether the episode ends with this step; None: as the action says (``Action.terminal``).
+    # AndroidWorld's agents answer a question with ``answer`` and go on until ``status``.
+    ends_episode: bool | None = None
+    # The agent's own summary of its previous step, made during this one (M3A and T3A keep
+    # one per step as their memory); the runner files it under that step.
+    summary: str | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode ends here."""
+        return self.action.terminal if self.ends_episode is None else self.ends_episode
 
 
 class Agent(Protocol):

@@ -382,6 +382,7 @@ def _steps(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "step": step.get("step"),
                 "raw_output": step.get("raw_output"),
+                "summary": step.get("summary"),
                 "action": action,
                 "foreground": step.get("foreground"),
                 "events": evs,

@@ -292,7 +292,7 @@ class AndroidWorldAgent:
             "Summary of this step: "
         )
 
-    def _summarise(self, calls: StepCalls, obs: Observation) -> None:
+    def _summarise(self, calls: StepCalls, obs: Observation) -> str:
         done = self.done
         assert done is not None
         self.done = None
@@ -307,14 +307,16 @@ class AndroidWorldAgent:
             )
         summary = calls.ask([Message("user", self.summary_prompt(done, after), images)])
         self.history.append(f"Action selected: {done.action}. {summary.strip()}")
+        return summary.strip()
 
     def act(self, observation: Observation) -> AgentStep:
         if self.enter_next:
             self.enter_next = False
             return AgentStep(action=Action(action_type="keyboard_enter"), raw_output=ENTER_NOTE)
         calls = StepCalls(self.provider)
+        summary = None
         if self.done is not None:
-            self._summarise(calls, observation)
+            summary = self._summarise(calls, observation)
         elements = self.describe(observation)
         marked = self.marked(observation) if self.multimodal else None
         images: tuple[bytes, ...] = ()
@@ -325,7 +327,15 @@ class AndroidWorldAgent:
             )
         output = calls.ask([Message("user", self.action_prompt(elements), images)])
         step = self._decide(output, observation, elements, marked)
-        return AgentStep(action=step, raw_output=output, usage=calls.usage())
+        # As in AndroidWorld, only ``status`` ends the episode: after an ``answer`` the agent
+        # goes on (its prompt says to answer, then finish with status).
+        return AgentStep(
+            action=step,
+            raw_output=output,
+            usage=calls.usage(),
+            ends_episode=False if step.action_type == "answer" else None,
+            summary=summary,
+        )
 
     def _decide(
         self, output: str, obs: Observation, elements: str, marked: Image.Image | None
@@ -352,7 +362,7 @@ class AndroidWorldAgent:
                 "element list!"
             )
             return Action.invalid(output)
-        if not action.terminal:
+        if not action.terminal or action.action_type == "answer":  # summarised next step
             self.done = _Done(action_text, reason, elements, marked)
             self.enter_next = action.action_type == "input_text"
         return action

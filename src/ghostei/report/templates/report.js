@@ -293,6 +293,9 @@
 
     $("step-action").textContent = step ? pretty(step.action) : "–";
     $("step-raw").textContent = step ? show(step.raw_output) : "–";
+    var summary = step && step.summary;
+    $("step-summary-head").hidden = $("step-summary").hidden = !summary;
+    $("step-summary").textContent = summary || "";
     var events = $("step-events");
     clear(events);
     var list = step ? step.events : [];
