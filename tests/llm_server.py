@@ -38,6 +38,7 @@ from typing import Any, Literal
 import pytest
 
 from ghostei.providers import ProviderConfig
+from ghostei.providers.preflight import PROBE_TEXT
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -194,6 +195,11 @@ class ScriptedLLM:
         self.latency = latency
         self.requests: list[RecordedRequest] = []
         self.answered: list[tuple[float, int]] = []  # (time.monotonic(), status) per answer
+        # The endpoint checks ghostei makes before a run (PROBE_TEXT): answered as a server
+        # would, kept apart from ``requests`` and never spending a scripted reply.
+        self.probes: list[RecordedRequest] = []
+        self.reject_images = False  # a text-only server: any image gets a 500
+        self.models: set[str] | None = None  # served models (None: any)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -262,7 +268,25 @@ class ScriptedLLM:
         with self._lock:
             return len(self._script)
 
+    def _refusal(self, request: RecordedRequest) -> Reply | None:
+        # What a real server says to a request it cannot serve, before any script.
+        model = str(request.body.get("model", ""))
+        if self.models is not None and model not in self.models:
+            return Reply.error(404, f"The model `{model}` does not exist.")
+        if self.reject_images and request.images():
+            return Reply.error(500, "image input is not supported by this model")
+        return None
+
     def _next(self, request: RecordedRequest) -> Reply:
+        if any(PROBE_TEXT in t for t in request.texts()):
+            with self._lock:
+                self.probes.append(request)
+            return self._refusal(request) or Reply.answer("OK")
+        refusal = self._refusal(request)
+        if refusal is not None:
+            with self._lock:
+                self.requests.append(request)
+            return refusal
         with self._lock:
             self.requests.append(request)
             if self._script:

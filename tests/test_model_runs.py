@@ -355,3 +355,72 @@ def test_other_agents_still_end_on_answer(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.push("Thought: it is Hotel Lumen\nAction: finished(content='Hotel Lumen')")
     record = run_episode(CASE, "uitars-v1", _config(scripted_llm, "uitars-v1"), None)
     assert record.steps == 1 and scripted_llm.pending == 0
+
+
+def _start(llm: ScriptedLLM, out: Path, base_url: str, agent: str = "uitars-v1") -> Result:
+    return CliRunner().invoke(
+        main,
+        [
+            *("run", "--agent", agent, "--cases", "1", "--out", str(out), "--workers", "1"),
+            *("--model", "scripted-model", "--base-url", base_url, "--no-frames"),
+            *("--api-key-env", "GHOSTEI_TEST_KEY", "--timeout", "5"),
+        ],
+    )
+
+
+def _refused(result: Result, out: Path, *said: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    for text in said:
+        assert text in " ".join(result.output.split()), result.output
+    assert not (out / "episodes.jsonl").exists(), "an episode ran"
+
+
+def test_the_endpoint_is_checked_before_any_episode(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    root = scripted_llm.openai_url.removesuffix("/v1")
+    _refused(_start(scripted_llm, tmp_path / "a", root), tmp_path / "a", f"--base-url {root}/v1")
+    scripted_llm.models = {"another-model"}
+    _refused(
+        _start(scripted_llm, tmp_path / "b", scripted_llm.openai_url),
+        tmp_path / "b",
+        "does not know the model 'scripted-model'",
+    )
+    scripted_llm.models = None
+    scripted_llm.reject_images = True
+    _refused(
+        _start(scripted_llm, tmp_path / "c", scripted_llm.openai_url),
+        tmp_path / "c",
+        "not one with an image",
+        "--agent uitars-v1 sends screenshots",
+        "text-only agent such as t3a",
+    )
+    assert scripted_llm.requests == [], "the checks spent no scripted reply"
+    # A text-only agent needs no images: the same server is fine for t3a.
+    scripted_llm.push(
+        aw('{"action_type": "status", "goal_status": "complete"}'),
+    )
+    ok = _start(scripted_llm, tmp_path / "d", scripted_llm.openai_url, agent="t3a")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_dead_server_is_refused_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    with ScriptedLLM() as llm:
+        url = llm.openai_url
+    _refused(_start(llm, tmp_path / "run", url), tmp_path / "run", "cannot reach", url)
+
+
+def test_check_endpoint_alone(scripted_llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    base = ("check-endpoint", "--model", "scripted-model", "--base-url", scripted_llm.openai_url)
+    keyed = (*base, "--api-key-env", "GHOSTEI_TEST_KEY")
+    ok = CliRunner().invoke(main, [*keyed, "--agent", "m3a"])
+    assert ok.exit_code == 0 and "answers scripted-model (text and images)" in ok.output
+    scripted_llm.reject_images = True
+    refused = CliRunner().invoke(main, [*keyed, "--agent", "m3a"])
+    assert refused.exit_code == 2 and "not one with an image" in refused.output
+    assert CliRunner().invoke(main, [*keyed, "--agent", "t3a"]).exit_code == 0
+    assert len(scripted_llm.probes) == 5 and scripted_llm.requests == []

@@ -193,6 +193,7 @@ def run(
     max_retries: int,
     timeout: float,
     max_tokens: int,
+    skip_endpoint_check: bool,
     backoff_cap: float,
     temperature: float,
     image_max_side: int,
@@ -276,7 +277,13 @@ def run(
                 image_detail=image_detail,
                 cache_dir=cache_dir,
             )
-            connect_model(model_config)
+            sends_images = [a for a in agents if a in MODEL_AGENTS and a != "t3a"]
+            connect_model(
+                model_config,
+                images=bool(sends_images),
+                who=f"--agent {sends_images[0]}" if sends_images else "the agent",
+                check=not skip_endpoint_check,
+            )
         width, height = _size(screen, "--screen")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
@@ -421,6 +428,33 @@ def _summary_notes(records: list[EpisodeRecord], agents: list[str]) -> list[str]
 
 
 # ----- cases -------------------------------------------------------------------------------
+
+
+@main.command("check-endpoint")
+@model_options(image_max_side=1344, model_help="The model to check (e.g. gpt-4o).")
+@click.option(
+    "--agent", default=None, help="The agent it is for: images are checked too, unless it is t3a."
+)
+def check_endpoint_command(
+    model: str | None,
+    base_url: str | None,
+    provider: str,
+    api_key_env: str | None,
+    timeout: float,
+    agent: str | None,
+    **_: object,
+) -> None:
+    """Check a model endpoint as `run` and `judge` do before they start: reachable, the right
+    path, the model known, images taken (exit 2 with the likely fix otherwise)."""
+    if not model:
+        fail("--model: which model to check")
+    config = ProviderConfig(
+        provider=provider, model=model, base_url=base_url, api_key_env=api_key_env, timeout=timeout
+    )
+    images = agent != "t3a"
+    connect_model(config, images=images, who=f"--agent {agent}" if agent else "an agent")
+    what = "text and images" if images else "text"
+    out.print(f"ok: {base_url or provider} answers {model} ({what})", highlight=False, markup=False)
 
 
 @main.command("parse-action")

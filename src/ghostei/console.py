@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from .providers import Provider, ProviderConfig, ProviderConfigError, build_provider
+from .providers.preflight import EndpointError, check_endpoint
 
 out = Console()
 err = Console(stderr=True)
@@ -93,6 +94,12 @@ def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
             "and these).",
         ),
         click.option(
+            "--skip-endpoint-check",
+            is_flag=True,
+            help="Do not check the endpoint before starting (reachable, the model known, "
+            "images taken).",
+        ),
+        click.option(
             "--image-max-side",
             type=click.IntRange(0, 8192),
             default=image_max_side,
@@ -109,13 +116,22 @@ def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
     return apply
 
 
-def connect_model(config: ProviderConfig) -> Provider:
-    """The provider for ``config``, or a user error now (a missing key, SDK or model) rather
-    than one error per episode."""
+def connect_model(
+    config: ProviderConfig, *, images: bool = False, who: str = "the agent", check: bool = True
+) -> Provider:
+    """The provider for ``config``, or a user error now rather than one error per episode: a
+    missing key, SDK or model, and (``check``) an endpoint that cannot serve the run — not
+    reachable, a wrong path, an unknown model, images refused when ``images`` are sent."""
     try:
-        return build_provider(config)
+        provider = build_provider(config)
     except ProviderConfigError as exc:
         fail(f"--model {config.model}: {exc}")
+    if check and config.cache_dir is None:  # a response cache may replay without a server
+        try:
+            check_endpoint(config, images=images, who=who)
+        except EndpointError as exc:
+            fail(f"--base-url: {exc}")
+    return provider
 
 
 class _WarnHandler(logging.Handler):

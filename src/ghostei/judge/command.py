@@ -91,6 +91,7 @@ def judge(
     max_retries: int,
     timeout: float,
     max_tokens: int,
+    skip_endpoint_check: bool,
     workers: int,
     force: bool,
 ) -> None:
@@ -130,7 +131,7 @@ def judge(
         # The judge downscales frames itself; the provider must not do it again.
         image_max_side=image_max_side or None,
     )
-    llm = connect_model(config)
+    llm = connect_model(config, images=True, who="the LLM judge", check=not skip_endpoint_check)
     options = JudgeOptions(
         max_frames=max_frames,
         image_max_side=image_max_side or None,
