@@ -24,7 +24,7 @@ from ghostei.judge.llm import (
     parse_answer,
     pending_episodes,
 )
-from ghostei.judge.store import judged_records, load_judgements
+from ghostei.judge.store import judged_records, judgement_path, load_judgements
 from ghostei.metrics import summarize
 from ghostei.providers import ProviderConfig, build_provider
 from ghostei.providers.images import prepare_image
@@ -508,3 +508,26 @@ def test_a_final_screen_stored_once_with_a_steps_is_still_the_last_frame(tmp_pat
     doc = {"frames": ["../f/a.png", "../f/b.png", "../f/a.png"]}
     frames = chronological_frames(tmp_path, doc, steps)
     assert [(f.index, f.path.name) for f in frames] == [(0, "a.png"), (1, "b.png"), (2, "a.png")]
+
+
+def test_a_text_only_judge_sends_no_image_and_reads_the_screens_as_text(
+    run: RunDir, scripted_llm: ScriptedLLM
+) -> None:
+    # A text-only server: any image is refused (the check before judging would say so).
+    scripted_llm.reject_images = True
+    common = ["--model", "scripted-model", "--base-url", scripted_llm.openai_url]
+    refused = CliRunner().invoke(judge_command, [str(run.path), *common])
+    assert refused.exit_code == 2 and "not one with an image" in refused.output
+    scripted_llm.push(*expected_replies(run))
+    result = invoke(str(run.path), *common, "--text-only", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    assert len(scripted_llm.requests) == 4
+    assert all(not r.images() for r in scripted_llm.requests)
+    text = "\n".join(scripted_llm.requests[0].texts())
+    assert "as text (no screenshots)" in text and "events: " in text
+    assert " at (" in text  # element lines with their centre points, from the dumps
+    stored = [json.loads(x) for x in judgement_path(run, "llm").read_text().splitlines()]
+    assert {j["mode"] for j in stored} == {"text"}
+    assert {r.label for r in judged_records(run, "llm") if r.agent == "gullible"} == {"FAS"}
+    agreement = invoke(str(run.path), "--compare", "rule", "llm")
+    assert "element lists only (--text-only) in 4 episodes" in agreement.output

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ..console import connect_model, err, fail, model_options, out, progress_bar, warn
 from ..providers import ProviderConfig
-from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line
+from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line, read_jsonl
 from .agreement import Agreement, Comparison, compare_judges
 from .base import LABELS
 from .llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
@@ -61,6 +61,12 @@ def _pct(value: float | None) -> str:
 )
 @click.option("--all-frames", is_flag=True, help="Show every frame instead of keyframes.")
 @click.option(
+    "--text-only",
+    is_flag=True,
+    help="No images: each keyframe as its screen's element list, and each step's events "
+    "(for judge models that take no images).",
+)
+@click.option(
     "--judge-retries",
     type=click.IntRange(0, 10),
     default=2,
@@ -87,6 +93,7 @@ def judge(
     max_frames: int,
     image_max_side: int,
     all_frames: bool,
+    text_only: bool,
     judge_retries: int,
     max_retries: int,
     timeout: float,
@@ -131,12 +138,15 @@ def judge(
         # The judge downscales frames itself; the provider must not do it again.
         image_max_side=image_max_side or None,
     )
-    llm = connect_model(config, images=True, who="the LLM judge", check=not skip_endpoint_check)
+    llm = connect_model(
+        config, images=not text_only, who="the LLM judge", check=not skip_endpoint_check
+    )
     options = JudgeOptions(
         max_frames=max_frames,
         image_max_side=image_max_side or None,
         all_frames=all_frames,
         retries=judge_retries,
+        text_only=text_only,
     )
     # Verdicts are appended to judgements/llm.jsonl: a torn last line there must go first, or
     # the next verdict would be glued to it into one corrupt line.
@@ -213,10 +223,24 @@ def _compare(run: RunDir, names: tuple[str, str], fmt: str) -> None:
             fail(f"--compare {name}: unknown judge; known: {', '.join(JUDGES)}")
     first, second = names
     result = compare_judges(first, judged_records(run, first), second, judged_records(run, second))
+    modes = _llm_modes(run) if {"llm", "hybrid"} & set(names) else {}
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps({**result.to_json(), "llm_modes": modes}, indent=2))
         return
     _print_comparison(result, out)
+    if modes:
+        seen = {"images": "screenshots", "text": "element lists only (--text-only)"}
+        said = ", ".join(f"{seen.get(m, m)} in {n}" for m, n in sorted(modes.items()))
+        out.print(f"The LLM judge judged from {said} episodes.", highlight=False, markup=False)
+
+
+def _llm_modes(run: RunDir) -> dict[str, int]:
+    """How many stored LLM verdicts were made from screenshots and how many from text."""
+    path = judgement_path(run, "llm")
+    if not path.exists():
+        return {}
+    latest = {(j.agent, j.case): j.mode for j in read_jsonl(path, Judgement).records}
+    return dict(Counter(latest.values()))
 
 
 def _print_comparison(result: Comparison, out: Console) -> None:

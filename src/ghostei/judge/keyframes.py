@@ -74,6 +74,7 @@ class Episode:
     steps: list[dict[str, Any]]  # in step order
     frames: list[FrameRef]  # in chronological order
     events: dict[int, dict[str, Any]] = field(default_factory=dict)  # by seq
+    dumps: dict[Path, Path] = field(default_factory=dict)  # a frame's uiautomator dump
 
     def step_events(self, step: dict[str, Any]) -> list[dict[str, Any]]:
         """The events a step caused, in order."""
@@ -97,6 +98,11 @@ def load_episode(folder: Path) -> Episode:
         steps=steps,
         frames=chronological_frames(folder, doc, steps),
         events=events,
+        dumps={
+            folder / f: folder / d
+            for f, d in zip(doc.get("frames", []), doc.get("dumps", []), strict=False)
+            if f and d
+        },
     )
 
 

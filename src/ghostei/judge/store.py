@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +30,9 @@ class Judgement(BaseModel):
     verdict: Verdict
     usage: dict[str, int] = Field(default_factory=dict)  # the judge model's tokens, requests
     model: str = ""  # the judge model that gave an LLM verdict
+    # What the LLM judge saw of the screens: screenshots ("images"), or each keyframe's
+    # element list ("text", ``judge --text-only``, for text-only models).
+    mode: Literal["images", "text"] = "images"
 
 
 def judgement_path(run: RunDir, judge: str) -> Path:
