@@ -69,6 +69,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
     doc = json.loads(traj.read_text(encoding="utf-8"))
     doc["steps"][0]["raw_output"] = f"{IMG_MARKUP} {SCRIPT_MARKUP}"
     traj.write_text(json.dumps(doc), encoding="utf-8")
+    # T3A and M3A keep a summary per step (their memory): the viewer shows it, as text.
+    traj = run.trajectory_dir("gullible", 8) / "trajectory.json"
+    doc = json.loads(traj.read_text(encoding="utf-8"))
+    doc["steps"][0]["summary"] = f"Opened the message. {IMG_MARKUP}"
+    traj.write_text(json.dumps(doc), encoding="utf-8")
     return run
 
 
@@ -366,6 +371,18 @@ def test_viewer_steps_through_an_episode(page_of: Any) -> None:
     assert not seen["errors"]
     # The document itself is the only request; frames are data URIs.
     assert all(u == url or u.startswith("data:") for u in seen["requests"]), seen["requests"]
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_the_agents_step_summary_is_shown_where_there_is_one(page_of: Any) -> None:
+    page, seen, _ = page_of
+    _open(page, _episode_id(page, "gullible", 8))
+    assert page.is_visible("#step-summary")
+    assert page.inner_text("#step-summary") == f"Opened the message. {IMG_MARKUP}"
+    page.click("#next")
+    assert not page.is_visible("#step-summary") and not page.is_visible("#step-summary-head")
+    assert not seen["errors"]
 
 
 @pytest.mark.browser
