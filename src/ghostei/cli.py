@@ -224,7 +224,8 @@ def run(
             config = RunConfig.from_json(manifest.get("config"))
         except ValueError as exc:
             fail(f"cannot resume {out}: {RunDir.MANIFEST}: {exc}")
-        given = {k: v for k, v in locals().items() if _given_on_command_line(k)}
+        params = click.get_current_context().params
+        given = {k: v for k, v in params.items() if _given_on_command_line(k)}
         conflicts = _resume_conflicts(given, config, cases)
         if conflicts:
             fail(

@@ -9,11 +9,11 @@ user would want it read.
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 
 from PIL import Image
 
+from ..png import encode_png
 from .base import Message, ProviderConfig, ProviderError
 from .build import build_provider
 
@@ -24,12 +24,6 @@ PROBE_TEXT = "ghostei endpoint check: reply with the word OK."
 
 class EndpointError(RuntimeError):
     """The endpoint cannot serve the run; the message names the URL and the likely fix."""
-
-
-def _tiny_png() -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (8, 8), (255, 255, 255)).save(out, "PNG")
-    return out.getvalue()
 
 
 def check_endpoint(config: ProviderConfig, *, images: bool, who: str = "the agent") -> int:
@@ -45,7 +39,9 @@ def check_endpoint(config: ProviderConfig, *, images: bool, who: str = "the agen
     if not images:
         return 1
     try:
-        provider.complete([Message("user", PROBE_TEXT, (_tiny_png(),))])
+        provider.complete(
+            [Message("user", PROBE_TEXT, (encode_png(Image.new("RGB", (8, 8), (255, 255, 255))),))]
+        )
     except ProviderError as exc:
         raise EndpointError(
             f"{where} answered a text request but not one with an image ({exc}). "

@@ -73,6 +73,7 @@ class Compositor:
         # A window's paint key, interned: composite keys are then tuples of small ints, cheap
         # to hash and compare, however deep the trees behind them.
         self._ids: dict[Hashable, int] = {}
+        self._next_id = 0
         self._surfaces = _LRU(SURFACE_BUDGET)
         self._pngs = _LRU(PNG_BUDGET)
 
@@ -86,7 +87,13 @@ class Compositor:
             ids = []
             for window in windows:
                 key = paint_key(window)
-                ids.append(self._ids.setdefault(key, len(self._ids)))
+                found = self._ids.get(key)
+                if found is None:
+                    # Never reused, not even after the caches start afresh: a key taken before
+                    # (by a thread still composing) can only miss, never find another's surface.
+                    found = self._ids[key] = self._next_id
+                    self._next_id += 1
+                ids.append(found)
             return tuple(ids)
 
     def render(self, windows: list[Window], key: tuple[int, ...] | None = None) -> Image.Image:
