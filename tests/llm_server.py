@@ -200,6 +200,10 @@ class ScriptedLLM:
         self.probes: list[RecordedRequest] = []
         self.reject_images = False  # a text-only server: any image gets a 500
         self.models: set[str] | None = None  # served models (None: any)
+        # The context window the server reports: in ``GET /v1/models`` as vLLM and SGLang do
+        # (``max_model_len``), or in ``GET /props`` as llama.cpp's llama-server does.
+        self.context: int | None = None
+        self.context_route: Literal["models", "props"] = "models"
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -322,6 +326,21 @@ class ScriptedLLM:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output clean
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                route = llm.context_route if llm.context is not None else None
+                if path == "/v1/models":
+                    entries: list[dict[str, Any]] = [
+                        {"id": name, "object": "model"} for name in sorted(llm.models or {MODEL})
+                    ]
+                    for entry in entries if route == "models" else []:
+                        entry["max_model_len"] = llm.context
+                    self._send(200, {"object": "list", "data": entries}, {})
+                elif path == "/props" and route == "props":
+                    self._send(200, {"default_generation_settings": {"n_ctx": llm.context}}, {})
+                else:
+                    self._send(404, {"error": {"message": f"no route {path}"}}, {})
 
             def do_POST(self) -> None:
                 path = self.path.split("?", 1)[0]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from ghostei.agents.frameworks import PROMPT_SIZES
 from ghostei.cases import builtin_cases
 from ghostei.cli import main
 from ghostei.rundir import RunDir
@@ -406,6 +407,40 @@ def test_the_endpoint_is_checked_before_any_episode(
     assert ok.exit_code == 0, ok.output
 
 
+@pytest.mark.parametrize("route", ["models", "props"])
+def test_a_context_too_small_for_the_agent_is_refused_before_any_episode(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    scripted_llm.context, scripted_llm.context_route = 8192, route  # type: ignore[assignment]
+    needed = PROMPT_SIZES["t3a"].text_tokens + 1024
+    _refused(
+        _start(scripted_llm, tmp_path / "small", scripted_llm.openai_url, agent="t3a"),
+        tmp_path / "small",
+        "context of 8,192 tokens",
+        f"--agent t3a sends prompts of up to about {PROMPT_SIZES['t3a'].text_tokens:,} tokens",
+        f"at least {needed:,}",
+        "--n_ctx 16384",
+    )
+    # The same server with room for t3a's prompts: the run goes, and nothing is said of it.
+    scripted_llm.context = 32768
+    scripted_llm.push(aw('{"action_type": "status", "goal_status": "complete"}'))
+    ok = _start(scripted_llm, tmp_path / "large", scripted_llm.openai_url, agent="t3a")
+    assert ok.exit_code == 0 and "context size" not in ok.output, ok.output
+
+
+def test_an_unreported_context_is_said_with_what_the_agent_needs(
+    scripted_llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
+    scripted_llm.push(aw('{"action_type": "status", "goal_status": "complete"}'))
+    ok = _start(scripted_llm, tmp_path / "run", scripted_llm.openai_url, agent="t3a")
+    needed = PROMPT_SIZES["t3a"].text_tokens + 1024
+    said = " ".join(ok.output.split())
+    assert ok.exit_code == 0, ok.output
+    assert "does not say its context size" in said and f"at least {needed:,} tokens" in said
+
+
 def test_a_dead_server_is_refused_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GHOSTEI_TEST_KEY", SECRET)
     with ScriptedLLM() as llm:
@@ -424,3 +459,11 @@ def test_check_endpoint_alone(scripted_llm: ScriptedLLM, monkeypatch: pytest.Mon
     assert refused.exit_code == 2 and "not one with an image" in refused.output
     assert CliRunner().invoke(main, [*keyed, "--agent", "t3a"]).exit_code == 0
     assert len(scripted_llm.probes) == 5 and scripted_llm.requests == []
+    scripted_llm.context = 4096
+    small = CliRunner().invoke(main, [*keyed, "--agent", "t3a"])
+    assert small.exit_code == 2 and "context of 4,096 tokens" in small.output
+    scripted_llm.context = 65536
+    roomy = CliRunner().invoke(main, [*keyed, "--agent", "t3a", "--max-tokens", "512"])
+    needed = f"{PROMPT_SIZES['t3a'].text_tokens + 512:,}"
+    said = " ".join(roomy.output.split())
+    assert f"context 65,536 (--agent t3a needs {needed})" in said, said

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .agents import AgentLoadError, resolve_agent
-from .agents.frameworks import MODEL_AGENTS
+from .agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
 from .cases.command import select_or_fail
 from .console import (
     connect_model,
@@ -34,6 +34,7 @@ from .frames import FRAMES_MODES, FramesMode
 from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
 from .parsing import PARSERS, Screen, parse_action
 from .providers import PriceTable, ProviderConfig
+from .providers.preflight import PromptSize
 from .rundir import EpisodeRecord, RunDir, RunDirError
 from .runner import RunConfig, execute, new_manifest
 
@@ -278,13 +279,8 @@ def run(
                 image_detail=image_detail,
                 cache_dir=cache_dir,
             )
-            sends_images = [a for a in agents if a in MODEL_AGENTS and a != "t3a"]
-            connect_model(
-                model_config,
-                images=bool(sends_images),
-                who=f"--agent {sends_images[0]}" if sends_images else "the agent",
-                check=not skip_endpoint_check,
-            )
+            needs = {f"--agent {a}": PROMPT_SIZES[a] for a in agents if a in PROMPT_SIZES}
+            connect_model(model_config, needs, check=not skip_endpoint_check)
         width, height = _size(screen, "--screen")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
@@ -442,20 +438,37 @@ def check_endpoint_command(
     provider: str,
     api_key_env: str | None,
     timeout: float,
+    max_tokens: int,
     agent: str | None,
     **_: object,
 ) -> None:
     """Check a model endpoint as `run` and `judge` do before they start: reachable, the right
-    path, the model known, images taken (exit 2 with the likely fix otherwise)."""
+    path, the model known, images taken, the context large enough for the agent's largest
+    prompt (exit 2 with the likely fix otherwise)."""
     if not model:
         fail("--model: which model to check")
+    if agent is not None and agent not in PROMPT_SIZES:
+        fail(f"--agent: {agent!r} is not a model agent ({', '.join(sorted(PROMPT_SIZES))})")
     config = ProviderConfig(
-        provider=provider, model=model, base_url=base_url, api_key_env=api_key_env, timeout=timeout
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout=timeout,
+        max_tokens=max_tokens,
     )
-    images = agent != "t3a"
-    connect_model(config, images=images, who=f"--agent {agent}" if agent else "an agent")
-    what = "text and images" if images else "text"
-    out.print(f"ok: {base_url or provider} answers {model} ({what})", highlight=False, markup=False)
+    who = f"--agent {agent}" if agent else "an agent"
+    size = PROMPT_SIZES[agent] if agent else PromptSize(None, 1)
+    report = connect_model(config, {who: size})[1]
+    assert report is not None  # checked: no cache
+    what = "text and images" if size.images else "text"
+    context = f"{report.context:,}" if report.context is not None else "not reported"
+    enough = "" if report.needed is None else f" ({who} needs {report.needed:,})"
+    out.print(
+        f"ok: {base_url or provider} answers {model} ({what}); context {context}{enough}",
+        highlight=False,
+        markup=False,
+    )
 
 
 @main.command("parse-action")

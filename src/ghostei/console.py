@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from .providers import Provider, ProviderConfig, ProviderConfigError, build_provider
-from .providers.preflight import EndpointError, check_endpoint
+from .providers.preflight import EndpointError, EndpointReport, PromptSize, check_endpoint
 
 out = Console()
 err = Console(stderr=True)
@@ -117,21 +117,26 @@ def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
 
 
 def connect_model(
-    config: ProviderConfig, *, images: bool = False, who: str = "the agent", check: bool = True
-) -> Provider:
+    config: ProviderConfig, needs: Mapping[str, PromptSize], *, check: bool = True
+) -> tuple[Provider, EndpointReport | None]:
     """The provider for ``config``, or a user error now rather than one error per episode: a
-    missing key, SDK or model, and (``check``) an endpoint that cannot serve the run — not
-    reachable, a wrong path, an unknown model, images refused when ``images`` are sent."""
+    missing key, SDK or model, and (``check``) an endpoint that cannot serve the clients in
+    ``needs`` — not reachable, a wrong path, an unknown model, images refused, a context too
+    small for the largest prompt. Returns the check's findings (None when not checked)."""
     try:
         provider = build_provider(config)
     except ProviderConfigError as exc:
         fail(f"--model {config.model}: {exc}")
-    if check and config.cache_dir is None:  # a response cache may replay without a server
-        try:
-            check_endpoint(config, images=images, who=who)
-        except EndpointError as exc:
-            fail(f"--base-url: {exc}")
-    return provider
+    if not check or config.cache_dir is not None:  # a response cache may replay offline
+        return provider, None
+    try:
+        report = check_endpoint(config, needs)
+    except EndpointError as exc:
+        fail(f"--base-url: {exc}")
+    note = report.note()
+    if note:
+        warn(note)
+    return provider, report
 
 
 class _WarnHandler(logging.Handler):

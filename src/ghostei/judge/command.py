@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ..console import connect_model, err, fail, model_options, out, progress_bar, warn
 from ..providers import ProviderConfig
+from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line, read_jsonl
 from .agreement import Agreement, Comparison, compare_judges
 from .base import LABELS
@@ -138,9 +139,9 @@ def judge(
         # The judge downscales frames itself; the provider must not do it again.
         image_max_side=image_max_side or None,
     )
-    llm = connect_model(
-        config, images=not text_only, who="the LLM judge", check=not skip_endpoint_check
-    )
+    # The judge's prompt grows with the episode (its keyframes), so its size is not known.
+    needs = {"the LLM judge": PromptSize(None, 0 if text_only else 1)}
+    llm, _ = connect_model(config, needs, check=not skip_endpoint_check)
     options = JudgeOptions(
         max_frames=max_frames,
         image_max_side=image_max_side or None,

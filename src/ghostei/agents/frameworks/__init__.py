@@ -21,10 +21,31 @@ own rationale field (Thought / Reason); ``reflection`` is Mobile-Agent-v2's refl
 and is refused by the frameworks that have none.
 """
 
+from ...providers.preflight import PromptSize
 from . import androidworld, appagent, mobile_agent, uitars  # noqa: F401  (registration)
 from .defence import AgentWrapper, Defence, Defended, defended
 
-# The registered agents that call a model (``ghostei run`` asks for --model with these).
-MODEL_AGENTS = frozenset({"mobile-agent-v2", "appagent", "uitars", "uitars-v1", "m3a", "t3a"})
+# The registered agents that call a model, and their largest request: its text over the
+# built-in cases at 20 steps in Qwen2.5's tokens (other tokenizers differ by some tens of
+# percent), rounded up from what ``benchmarks/prompt_sizes.py`` measures, and its images
+# (what an image costs in tokens depends on the model).
+PROMPT_SIZES: dict[str, PromptSize] = {
+    "mobile-agent-v2": PromptSize(3_500, 1),
+    "appagent": PromptSize(1_000, 1),
+    "uitars": PromptSize(1_500, 5),
+    "uitars-v1": PromptSize(1_500, 5),
+    "m3a": PromptSize(6_000, 2),
+    "t3a": PromptSize(12_000, 0),
+}
+# ``ghostei run`` asks for --model with these.
+MODEL_AGENTS = frozenset(PROMPT_SIZES)
 
-__all__ = ["MODEL_AGENTS", "AgentWrapper", "Defence", "Defended", "defended"]
+__all__ = [
+    "MODEL_AGENTS",
+    "PROMPT_SIZES",
+    "AgentWrapper",
+    "Defence",
+    "Defended",
+    "PromptSize",
+    "defended",
+]
