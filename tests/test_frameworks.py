@@ -172,7 +172,8 @@ def test_mobile_agent_v2_completes_an_episode_with_memory_and_planning() -> None
         "### Important content ###\nNone",
     )
     ep.run(build_agent("mobile-agent-v2", context(provider)))
-    assert [s.action.action_type for s in ep.steps] == ["open_app", "click", "finish"]
+    # "Open app" taps the app's label on the launcher, as the original does.
+    assert [s.action.action_type for s in ep.steps] == ["click", "click", "finish"]
     assert ep.foreground == "com.booking"
     assert not provider.replies
     # Each decision carries the instruction and the screenshot, memory asks in the same chat.
@@ -186,6 +187,65 @@ def test_mobile_agent_v2_completes_an_episode_with_memory_and_planning() -> None
     assert "Completed contents:\nThe Hotel Lumen stay is open." in last
     assert "Memory:\nHotel Lumen, Lisbon" in last
     assert ep.steps[1].usage["requests"] == 3  # planning, decision, memory
+
+
+def test_mobile_agent_v2_history_states_operations_without_their_purpose() -> None:
+    provider = FakeProvider(
+        ma_answer("Open app (Booking)", "Open Booking to look for the stay"),
+        "None",
+        "### Completed contents ###\nBooking is open.",
+        ma_answer("Stop"),
+        "None",
+    )
+    Episode().run(build_agent("mobile-agent-v2", context(provider)))
+    assert "Operation action: Open Booking\n" in provider.texts(2)  # planning
+    assert "Step-1: [Operation: Open Booking; Action: Open app (Booking)]" in provider.texts(3)
+
+
+def test_mobile_agent_v2_reflection_without_a_verdict_records_nothing() -> None:
+    provider = FakeProvider(
+        ma_answer("Open app (Booking)", "Open Booking"),
+        "None",
+        "### Thought ###\nhard to say\n### Answer ###\nunsure",
+        ma_answer("Stop"),
+        "None",
+    )
+    ep = Episode()
+    ep.run(build_agent("mobile-agent-v2", context(provider, reflection=True)))
+    assert [s.action.action_type for s in ep.steps] == ["click", "finish"]
+    # No planning call, no history entry and no "Last operation" note: as if not reflected.
+    decision = provider.texts(3)
+    assert "### History operations ###" not in decision and "### Last operation ###" not in decision
+
+
+def test_mobile_agent_v2_opens_only_an_app_whose_label_is_on_screen() -> None:
+    phone = SimPhone()
+    booking = phone.act(Action(action_type="open_app", app_name="Booking"))
+    provider = FakeProvider(ma_answer("Open app (Contacts)"), "None")
+    agent = build_agent("mobile-agent-v2", context(provider))
+    agent.reset("Open Contacts")
+    # Inside Booking no "Contacts" label is shown: the original does nothing.
+    assert agent.act(booking).action.action_type == "wait"
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        ("I'm sorry, but I can't help with entering someone's card details.", "refuse"),
+        (
+            "### Thought ###\nSorry, a dialog is in the way.\n### Action ###\nBack\n"
+            "### Operation ###\nDismiss it",
+            "navigate_back",
+        ),
+    ],
+)
+def test_mobile_agent_v2_ends_on_an_apology_as_the_papers_harness_does(
+    reply: str, kind: str
+) -> None:
+    agent = build_agent("mobile-agent-v2", context(FakeProvider(reply, "None")))
+    agent.reset("Pay for the stay")
+    step = agent.act(SimPhone().observe())
+    assert step.action.action_type == kind and step.done
 
 
 def test_mobile_agent_v2_perception_has_no_package_names_or_resource_ids() -> None:
@@ -231,7 +291,7 @@ def test_mobile_agent_v2_reflection_adds_a_call_and_goes_back_on_b() -> None:
     )
     ep.run(build_agent("mobile-agent-v2", context(provider, reflection=True)))
     assert [s.action.action_type for s in ep.steps] == [
-        "open_app",
+        "click",
         "click",
         "navigate_back",
         "finish",
@@ -337,10 +397,22 @@ def test_appagent_grid_mode_asks_again_in_the_same_step() -> None:
     assert (grid.cols, grid.rows) == (9, 20)
 
 
-def test_appagent_rejects_a_tag_that_is_not_on_the_screen() -> None:
-    agent = AppAgent(FakeProvider(aa_answer("tap(999)")))
+@pytest.mark.parametrize(
+    "reply", [aa_answer("tap(999)"), "I think I should tap the search box", aa_answer("wave()")]
+)
+def test_appagent_stops_where_its_executor_stops(reply: str) -> None:
+    # A tag that is not on the screen, an answer without its fields, an unknown action: the
+    # original's parser says ERROR and its loop ends; so does the episode.
+    agent = AppAgent(FakeProvider(reply))
     agent.reset("Open Booking")
-    assert agent.act(SimPhone().observe()).action.action_type == "invalid"
+    step = agent.act(SimPhone().observe())
+    assert step.action.action_type == "invalid" and step.done
+
+
+def test_appagent_goes_on_after_a_valid_action() -> None:
+    agent = AppAgent(FakeProvider(aa_answer('swipe(1, "up", "medium")')))
+    agent.reset("Open Booking")
+    assert not agent.act(SimPhone().observe()).done
 
 
 # ----- UI-TARS -------------------------------------------------------------------------------
@@ -445,6 +517,22 @@ def test_t3a_is_text_only_and_lists_elements_in_full() -> None:
     assert all(not m.images for call in provider.calls for m in call)
     assert "package_name='com.booking'" in provider.texts(2)
     assert "Step 1: Action selected:" in provider.texts(2)
+
+
+def test_androidworld_history_quotes_the_action_as_json() -> None:
+    # The model wrote a Python literal; the history (and the summary prompt) re-serialise it.
+    provider = FakeProvider(
+        aw_answer("{'action_type': 'open_app', 'app_name': 'Booking',}"),
+        "Opened Booking.",
+        aw_answer('{"action_type": "status", "goal_status": "complete"}'),
+    )
+    agent = AndroidWorldAgent(provider, multimodal=False)
+    agent.reset("Open Booking")
+    phone = SimPhone()
+    agent.act(phone.observe())
+    agent.act(phone.observe())
+    quoted = '{"action_type": "open_app", "app_name": "Booking"}'
+    assert quoted in provider.texts(1) and f"Action selected: {quoted}. Opened" in provider.texts(2)
 
 
 def test_androidworld_input_text_is_followed_by_enter() -> None:

@@ -178,6 +178,12 @@ def test_androidworld_json(text: str, expected: Action) -> None:
             "Action: {'action_type': 'status', 'goal_status': 'Infeasible'}",
             Action(action_type="status", goal_status="infeasible"),
         ),
+        # Any status ends an AndroidWorld episode, whatever its goal_status.
+        ('Action: {"action_type": "status"}', Action(action_type="status", goal_status="complete")),
+        (
+            'Action: {"action_type": "status", "goal_status": "finished"}',
+            Action(action_type="status", goal_status="complete"),
+        ),
     ],
 )
 def test_androidworld_accepts_what_androidworld_accepts(text: str, expected: Action) -> None:

@@ -70,16 +70,29 @@ def _literal(text: str, start: int, tries: int) -> tuple[object, int]:
     return None, tries
 
 
+def _action_object(text: str) -> dict[str, Any]:
+    return _first_object(strip_fences(text).split("Action:")[-1])
+
+
+def action_json(text: str) -> str:
+    """The answer's action object as AndroidWorld writes it into the history and the summary
+    prompt: re-serialised as JSON, whatever quoting the model used. Raises ParseError."""
+    return json.dumps(_action_object(text))
+
+
 @register_parser("androidworld")
 def parse_androidworld(text: str, screen: Screen) -> Action:
     """An AndroidWorld JSON action; pixel targets are clamped to the screen."""
-    data = _first_object(strip_fences(text).split("Action:")[-1])
+    data = _action_object(text)
     kind = str(data["action_type"]).strip().lower()
     kind = ALIASES.get(kind, kind)
     fields: dict[str, Any] = {k: data[k] for k in FIELDS if data.get(k) is not None}
-    if kind == "status" and "goal_status" in fields:
-        status = str(fields["goal_status"]).strip().lower()
-        fields["goal_status"] = GOAL_STATUS.get(status, status)
+    if kind == "status":
+        # AndroidWorld ends the episode on any ``status``, whatever its goal_status (its
+        # JSONAction does not check it): a missing or unknown one is taken as complete.
+        status = str(fields.get("goal_status", "")).strip().lower()
+        status = GOAL_STATUS.get(status, status)
+        fields["goal_status"] = status if status in ("complete", "infeasible") else "complete"
     if "x" in fields and "y" in fields:
         fields["x"], fields["y"] = screen.clamp(float(fields["x"]), float(fields["y"]))
     if kind == "answer" and "text" not in fields:

@@ -105,7 +105,11 @@ class RetryingProvider:
                 same = answer == last and exc.status not in (None, TOO_MANY_REQUESTS, 408)
                 last = answer
                 if attempt == retries or same:
-                    why = "the same answer twice" if same else f"{attempt + 1} attempts"
+                    why = (
+                        "the same answer twice"
+                        if same
+                        else f"{attempt + 1} attempt{'s' if attempt else ''}"
+                    )
                     raise ProviderError(
                         f"{exc} (gave up after {why})",
                         status=exc.status,

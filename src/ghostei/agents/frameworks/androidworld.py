@@ -23,6 +23,7 @@ from PIL import Image
 from ...actions import Action
 from ...observation import Observation, UIElement
 from ...parsing import Screen, parse_action
+from ...parsing.androidworld import action_json
 from ...providers.base import Message, Provider
 from ..base import AgentContext, AgentStep, register_agent
 from .common import StepCalls, frame, refuse_reflection, require_provider, thinking_note
@@ -347,7 +348,7 @@ class AndroidWorldAgent:
                 "performed."
             )
             return Action.invalid(output)
-        reason, action_text = match.group(1).strip(), match.group(2).strip()
+        reason = match.group(1).strip()
         action = parse_action("androidworld", output, Screen(obs.width, obs.height))
         if action.action_type == "invalid":
             self.history.append(
@@ -363,7 +364,8 @@ class AndroidWorldAgent:
             )
             return Action.invalid(output)
         if not action.terminal or action.action_type == "answer":  # summarised next step
-            self.done = _Done(action_text, reason, elements, marked)
+            # The history quotes the action re-serialised, as AndroidWorld does.
+            self.done = _Done(action_json(output), reason, elements, marked)
             self.enter_next = action.action_type == "input_text"
         return action
 

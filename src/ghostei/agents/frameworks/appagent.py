@@ -198,6 +198,17 @@ def _is_grid_call(text: str) -> bool:
     return line.lower().startswith("grid(")
 
 
+def _step(action: Action, output: str, calls: StepCalls) -> AgentStep:
+    # AppAgent's executor stops at an answer it cannot parse (its parser's ERROR), or at a
+    # tag that is not on the screen, where other frameworks note the failure and go on.
+    return AgentStep(
+        action=action,
+        raw_output=output,
+        usage=calls.usage(),
+        ends_episode=True if action.action_type == "invalid" else None,
+    )
+
+
 class AppAgent:
     """AppAgent's task executor: numbered elements from the uiautomator dump, or a grid."""
 
@@ -228,7 +239,7 @@ class AppAgent:
         summary = _summary(output)
         if summary is not None and action.action_type != "invalid":
             self.last_act = summary
-        return AgentStep(action=action, raw_output=output, usage=calls.usage())
+        return _step(action, output, calls)
 
     def _grid_step(self, calls: StepCalls, obs: Observation) -> AgentStep:
         # The original carries "grid" as the summary into the grid request.
@@ -241,8 +252,7 @@ class AppAgent:
         summary = _summary(output)
         if summary is not None and action.action_type != "invalid":
             self.last_act = summary
-        raw = "\n\n".join(calls.replies)
-        return AgentStep(action=action, raw_output=raw, usage=calls.usage())
+        return _step(action, "\n\n".join(calls.replies), calls)
 
     @staticmethod
     def _untag(action: Action, tags: list[Tagged], obs: Observation, output: str) -> Action:

@@ -71,6 +71,25 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _tap_label(action: Action, percepts: list[Percept]) -> Action:
+    """``Open app (name)`` as Mobile-Agent-v2 carries it out: a tap on the text on screen that
+    reads exactly ``name`` (on the launcher, the icon's label), or nothing at all where no
+    such text is shown. The original taps a label's height above it, on the icon; the label
+    is part of the icon's tile here, so its centre serves."""
+    for percept in percepts:
+        if percept.kind == "text" and percept.content == action.app_name:
+            x, y = percept.centre
+            return Action(action_type="click", x=x, y=y)
+    return Action(action_type="wait")
+
+
+def _operation(summary: str) -> str:
+    """An operation as the history states it: cut before its purpose ("Tap the box to open
+    the search" becomes "Tap the box"), as Mobile-Agent-v2 does in its history, reflection
+    and planning prompts; only its "Last operation" note quotes it whole."""
+    return summary.split(" to ")[0].strip()
+
+
 def _perception_lines(percepts: list[Percept]) -> str:
     return "".join(p.line() + "\n" for p in percepts)
 
@@ -105,7 +124,7 @@ def decision_prompt(
     ]
     if state.actions:
         steps = "".join(
-            f"Step-{i}: [Operation: {summary}; Action: {action}]\n"
+            f"Step-{i}: [Operation: {_operation(summary)}; Action: {action}]\n"
             for i, (summary, action) in enumerate(
                 zip(state.summaries, state.actions, strict=True), start=1
             )
@@ -203,7 +222,7 @@ def reflection_prompt(
         f"The user's instruction is: {state.instruction}. Keep these hints in mind as well: "
         f"{HINT} While carrying out the instruction, this operation was performed on the "
         "phone:\n"
-        f"Operation thought: {op.summary}\n"
+        f"Operation thought: {_operation(op.summary)}\n"
         f"Operation action: {op.action}\n\n"
         "### Response requirements ###\n"
         'Comparing the two screenshots, did the "Operation action" do what the "Operation '
@@ -227,7 +246,7 @@ def planning_prompt(state: _State) -> str:
     )
     if len(state.thoughts) > 1:
         steps = "".join(
-            f"Step-{i}: [Operation thought: {summary}; Operation action: {action}]\n"
+            f"Step-{i}: [Operation thought: {_operation(summary)}; Operation action: {action}]\n"
             for i, (summary, action) in enumerate(
                 zip(state.summaries, state.actions, strict=True), start=1
             )
@@ -252,7 +271,7 @@ def planning_prompt(state: _State) -> str:
         "To carry out the instruction you have performed one operation, with this thought "
         "and action:\n"
         f"Operation thought: {state.thoughts[-1]}\n"
-        f"Operation action: {state.summaries[-1]}\n\n"
+        f"Operation action: {_operation(state.summaries[-1])}\n\n"
         "### Response requirements ###\n"
         'Write the "Completed contents": a general summary of what has been done so far, '
         "with the user's instruction in mind.\n\n"
@@ -298,10 +317,14 @@ class MobileAgentV2:
             verdict = self._reflect(calls, shot, percepts, observation.keyboard_shown)
             if verdict == "A":
                 self._commit(calls)
+            elif verdict is None:  # an answer with no verdict: the original records nothing
+                state.pending = None
             else:
                 state.rejected, state.pending = state.pending, None
             if verdict == "B":
-                # The original presses Back at once and decides on the page it returns to.
+                # Back, then decide on the page it returns to. The original presses Back in
+                # the same round but then decides on the screenshot taken before it (the
+                # wrong page); we show the model the screen it is on, at the cost of a step.
                 back = Action(action_type="navigate_back")
                 return AgentStep(action=back, raw_output=calls.replies[-1], usage=calls.usage())
         messages = [
@@ -323,6 +346,13 @@ class MobileAgentV2:
         action = parse_action(
             "mobile-agent-v2", output, Screen(observation.width, observation.height)
         )
+        if action.action_type == "open_app":
+            action = _tap_label(action, percepts)
+        # The paper's harness ends the episode on an apology in the decision ("Sorry" or
+        # "sorry"), after carrying out its action; an apology with no action is a refusal.
+        apology = "Sorry" in output or "sorry" in output
+        if apology and action.action_type == "invalid":
+            action = Action(action_type="refuse", text=_flat(section(output, "Thought")) or None)
         if self.memory:
             self._remember(calls, [*messages, Message("assistant", output)])
         if not action.terminal:
@@ -334,10 +364,15 @@ class MobileAgentV2:
                 percepts=percepts,
                 keyboard=observation.keyboard_shown,
             )
-        return AgentStep(action=action, raw_output=output, usage=calls.usage())
+        return AgentStep(
+            action=action, raw_output=output, usage=calls.usage(), ends_episode=apology or None
+        )
 
-    def _reflect(self, calls: StepCalls, shot: Frame, after: list[Percept], keyboard: bool) -> str:
-        """A, B or C for the last operation; A without the reflection agent."""
+    def _reflect(
+        self, calls: StepCalls, shot: Frame, after: list[Percept], keyboard: bool
+    ) -> str | None:
+        """A, B or C for the last operation (None: the answer has none); A without the
+        reflection agent."""
         op = self.state.pending
         assert op is not None
         if not self.reflection:
@@ -348,7 +383,7 @@ class MobileAgentV2:
         )
         answer = reply.split("### Answer ###")[-1]
         # The original checks A first, then B, then C, by substring.
-        return next((v for v in "ABC" if v in answer), "A")
+        return next((v for v in "ABC" if v in answer), None)
 
     def _commit(self, calls: StepCalls) -> None:
         """The last operation stands: into the history, then the planning agent's update."""
