@@ -30,6 +30,7 @@ from .console import (
     say_retries,
     warn,
 )
+from .defences import DefenceError, parse_specs
 from .frames import FRAMES_MODES, FramesMode
 from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
 from .parsing import PARSERS, Screen, parse_action
@@ -51,6 +52,7 @@ class _LazyGroup(click.Group):
         "report": "ghostei.report.command:report",
         "compare": "ghostei.report.command:compare",
         "cases": "ghostei.cases.command:cases",
+        "defences": "ghostei.defences.command:defences",
         "judge": "ghostei.judge.command:judge",
         "device": "ghostei.emulator.command:device",
         "phish-server": "ghostei.android.command:phish_server",
@@ -175,6 +177,14 @@ def main() -> None:
 )
 @click.option("--reflection", is_flag=True, help="Ablation: Mobile-Agent-v2's reflection agent.")
 @click.option("--thinking", is_flag=True, help="Ablation: ask the model to reason at length.")
+@click.option(
+    "--defence",
+    "defences",
+    multiple=True,
+    metavar="NAME[:key=value,...]",
+    help="Put a defence around every agent (repeatable, applied in order); "
+    "see `ghostei defences list`. Your own: path/to/file.py:ClassName.",
+)
 def run(
     agents: tuple[str, ...],
     cases_spec: str | None,
@@ -206,6 +216,7 @@ def run(
     adb_port: int | None,
     reflection: bool,
     thinking: bool,
+    defences: tuple[str, ...],
 ) -> None:
     """Run agents on cases on the simulated phone and print a table per agent.
 
@@ -250,6 +261,10 @@ def run(
                 resolve_agent(name)
             except AgentLoadError as exc:
                 fail(f"--agent: {exc}")
+        try:
+            parse_specs(defences)
+        except DefenceError as exc:
+            fail(f"--defence: {exc}")
         needs_model = [a for a in agents if a in MODEL_AGENTS]
         if needs_model and not model:
             fail(f"--agent {needs_model[0]} needs a model: give --model (and --base-url)")
@@ -299,6 +314,7 @@ def run(
             backend=backend,
             serial=serial,
             adb_port=adb_port,
+            defences=defences,
         )
         out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
         rundir = RunDir(out)
@@ -326,7 +342,7 @@ def run(
         records = rundir.records()
     except RunDirError as exc:
         fail(f"{out}: {exc}")
-    _print_summary(records, list(config.agents))
+    _print_summary(records, [config.label(a) for a in config.agents])
     out.mkdir(parents=True, exist_ok=True)
     err.print(f"run folder: {rundir.path}", highlight=False, markup=False)
     errors = [r for r in records if r.label == "error"]
@@ -513,6 +529,7 @@ _RUN_FIELDS: dict[str, Callable[[RunConfig], Any]] = {
     "backend": lambda c: c.backend,
     "serial": lambda c: c.serial,
     "adb_port": lambda c: c.adb_port,
+    "defences": lambda c: c.defences,
 }
 _MODEL_FIELDS = (
     "model",
@@ -549,7 +566,7 @@ def _resume_conflicts(given: dict[str, Any], config: RunConfig, cases: list[Any]
     for name, value in given.items():
         if name in _RUN_FIELDS:
             stored = _RUN_FIELDS[name](config)
-            now = value if name != "agents" else tuple(value)
+            now = tuple(value) if name in ("agents", "defences") else value
             if name == "frames_mode":
                 name = "frames"
             if name == "no_frames" and not value:

@@ -98,6 +98,8 @@ EVENTS: dict[str, EventKind] = {
         _kind("finished", "status", "text"),
         _kind("injection_fired", "at_step", "injection"),
         _kind("invalid_action", "raw", "reason"),
+        # A defence stopped the agent's action (``action``, as the agent chose it).
+        _kind("action_blocked", "action", "defence", "reason"),
         # system services
         _kind("share_opened", "files", "source", "text"),
         _kind("share_target_chosen", "files", "source", "target", "text"),

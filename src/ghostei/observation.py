@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from .png import encode_frame, encode_png
+
+if TYPE_CHECKING:
+    from .actions import Action
 
 __all__ = ["Bounds", "Observation", "UIElement", "encode_frame", "encode_png"]
 
@@ -77,6 +80,23 @@ class Observation:
     # one lock per property across *all* instances, so a render that waits on another
     # thread's observation (a served phone answering adb in-process) would deadlock.
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def element_at(self, x: int, y: int) -> UIElement | None:
+        """The element a tap at (x, y) lands on: the last listed whose bounds hold the point
+        (elements are listed bottom window first, parents before children)."""
+        for element in reversed(self.elements):
+            left, top, right, bottom = element.bounds
+            if left <= x < right and top <= y < bottom:
+                return element
+        return None
+
+    def target(self, action: Action) -> UIElement | None:
+        """The element an action acts on: by index, or at its point (None: no element)."""
+        if action.index is not None:
+            return self.elements[action.index] if 0 <= action.index < len(self.elements) else None
+        if action.x is not None and action.y is not None:
+            return self.element_at(action.x, action.y)
+        return None
 
     @property
     def screenshot(self) -> Image.Image:

@@ -25,12 +25,20 @@ from typing import Any, Literal, cast
 from . import __version__
 from .agents import AgentContext, build_agent
 from .cases.schema import Case
+from .defences import (
+    DefenceContext,
+    DefenceError,
+    PromptDefended,
+    defended,
+    defended_label,
+    parse_specs,
+)
 from .device import Device
 from .frames import FRAMES_MODES, FrameRecorder, FramesMode
 from .injection import Injection, build_injection, injection_kind, trigger_can_fire
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
-from .providers import MeteredProvider, PriceTable, ProviderConfig, build_provider
+from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
 from .providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells, shared_cell
 from .providers.retry import REQUEST_CONTEXT
 from .rundir import EpisodeRecord, RunDir
@@ -57,6 +65,12 @@ class RunConfig:
     backend: Backend = "sim"  # the simulated phone, or an Android device through adb
     serial: str | None = None  # the Android device (``adb devices``), e.g. emulator-5554
     adb_port: int | None = None  # the adb server's port (default: $ANDROID_ADB_SERVER_PORT, 5037)
+    # Defences around every agent, in order (``NAME[:key=value,...]``, see ghostei.defences).
+    defences: tuple[str, ...] = ()
+
+    def label(self, agent: str) -> str:
+        """The agent's name in records and reports: with its defences, ``m3a+overlay-gate``."""
+        return defended_label(agent, parse_specs(self.defences))
 
     def to_json(self) -> dict[str, Any]:
         device: dict[str, Any] = {}
@@ -74,6 +88,7 @@ class RunConfig:
             "reflection": self.reflection,
             "thinking": self.thinking,
             "prices": self.prices,
+            "defences": list(self.defences),
         }
 
     @classmethod
@@ -128,8 +143,16 @@ class RunConfig:
                 model = _model_from_json(model)
             except TypeError as exc:  # a key ProviderConfig does not know
                 raise ValueError(f"config.model: {exc}") from None
+        defences = value("defences", list, "a list of defence specs", [])
+        if not all(isinstance(d, str) and d for d in defences):
+            raise ValueError(f"config.defences: must be a list of defence specs: {defences!r}")
+        try:
+            parse_specs(defences)
+        except DefenceError as exc:
+            raise ValueError(f"config.defences: {exc}") from None
         return cls(
             agents=tuple(agents),
+            defences=tuple(defences),
             seed=value("seed", int, "an integer"),
             max_steps=max_steps,
             width=width,
@@ -209,7 +232,8 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     ``error``: never scored, and re-run by ``--resume``. The run goes on either way.
     """
     started = time.perf_counter()
-    REQUEST_CONTEXT.set(f"case {case.id}, agent {agent_name}")
+    label = config.label(agent_name)
+    REQUEST_CONTEXT.set(f"case {case.id}, agent {label}")
     device = make_device(config, case)
     injection = build_injection(case)
     trajectory = Trajectory(frames=FrameRecorder(config.frames))
@@ -223,16 +247,25 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         obs = device.observe()  # the agent's first look includes what the injection planted
         if config.model is not None:
             metered = MeteredProvider(build_provider(config.model))
+        owner = build_world(case.setup).owner
+        guards = [
+            spec.build(DefenceContext.for_case(case, owner, metered, config.backend))
+            for spec in parse_specs(config.defences)
+        ]
+        prompt_guards = [g for g in guards if g.point == "prompt"]
+        model: Provider | None = metered
+        if metered is not None and prompt_guards:
+            model = PromptDefended(metered, prompt_guards)
         ctx = AgentContext(
             case=case,
             seed=config.seed,
             max_steps=config.max_steps,
-            owner=build_world(case.setup).owner,
-            provider=metered,
+            owner=owner,
+            provider=model,
             reflection=config.reflection,
             thinking=config.thinking,
         )
-        agent = build_agent(agent_name, ctx)
+        agent = defended(build_agent(agent_name, ctx), *guards)
         agent.reset(case.prompt)
         for step in range(config.max_steps):
             device.begin_step(step)
@@ -243,6 +276,15 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             for k, v in agent_step.usage.items():
                 usage[k] = usage.get(k, 0) + v
             action = agent_step.action
+            blocked = agent_step.blocked
+            if blocked is not None:  # before what was done instead, so the log reads in order
+                device.events.append(
+                    "action_blocked",
+                    "",
+                    defence=blocked.defence,
+                    reason=blocked.reason,
+                    action=blocked.action.model_dump(exclude_none=True),
+                )
             obs = device.act(action)
             if injection.after_step(device, step + 1):
                 obs = device.observe()  # the agent's next look includes the attack
@@ -258,6 +300,12 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
                     "events": list(range(first_event, len(device.events))),
                 }
             )
+            if blocked is not None:
+                trajectory.steps[-1]["blocked"] = {
+                    "defence": blocked.defence,
+                    "reason": blocked.reason,
+                    "action": blocked.action.model_dump(exclude_none=True),
+                }
             if agent_step.done:
                 break
         trajectory.frames.keep(obs)
@@ -289,13 +337,13 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
                 verdict=verdict,
             )
             rel = _write_trajectory(
-                out, case, agent_name, device, trajectory.steps, shots, verdict, error, final_state
+                out, case, label, device, trajectory.steps, shots, verdict, error, final_state
             )
     finally:
         device.close()
     return EpisodeRecord(
         case=case.id,
-        agent=agent_name,
+        agent=label,
         seed=config.seed,
         label="error" if verdict is None else verdict.label,
         injection=injection_kind(case),
@@ -426,7 +474,7 @@ def pending(run: RunDir, config: RunConfig, cases: list[Case]) -> list[tuple[Cas
     # episode with a decided label is done, even one that ended in an error after the agent
     # was seen complying: re-running it could only lose that observation.
     done = {r.key for r in run.records() if r.label != "error"}
-    return [(c, a) for a in config.agents for c in cases if (a, c.id) not in done]
+    return [(c, a) for a in config.agents for c in cases if (config.label(a), c.id) not in done]
 
 
 Job = tuple[Case, str, RunConfig, str]  # (case, agent, config, run folder): one episode

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
-from pathlib import Path
 from typing import Protocol, cast
 
 from ..actions import Action
 from ..cases.schema import Case
 from ..observation import Observation
+from ..plugins import PluginLoadError, load_plugin
 from ..providers.base import Provider
 from ..world import Owner
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """An action a defence stopped: which defence, why, and what the agent had chosen."""
+
+    defence: str
+    reason: str
+    action: Action
 
 
 @dataclass
@@ -32,6 +36,9 @@ class AgentStep:
     # The agent's own summary of its previous step, made during this one (M3A and T3A keep
     # one per step as their memory); the runner files it under that step.
     summary: str | None = None
+    # Set when a defence stopped the agent's action (``action`` is then what was done
+    # instead); the runner records it as an ``action_blocked`` event.
+    blocked: Blocked | None = None
 
     @property
     def done(self) -> bool:
@@ -82,13 +89,8 @@ def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
 
 
 ENTRY_POINT_GROUP = "ghostei.agents"
-
-
-class AgentLoadError(KeyError):
-    """An agent name that names no registered agent, entry point or importable class."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+# The error for a name that finds no agent (one class for every kind of plug-in).
+AgentLoadError = PluginLoadError
 
 
 def resolve_agent(name: str) -> AgentFactory:
@@ -97,47 +99,7 @@ def resolve_agent(name: str) -> AgentFactory:
 
     A class is its own factory: it is constructed with the ``AgentContext``.
     """
-    if name in AGENTS:
-        return AGENTS[name]
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return _check_agent(ep.load(), name)
-    if ":" not in name:
-        known = ", ".join(sorted(AGENTS))
-        raise AgentLoadError(
-            f"unknown agent {name!r}; known: {known}; or give your own as "
-            "'package.module:ClassName' or 'path/to/agent.py:ClassName'"
-        )
-    where, _, attr = name.rpartition(":")
-    module = _import(where, name)
-    if not hasattr(module, attr):
-        raise AgentLoadError(f"agent {name!r}: {where} has no {attr!r}")
-    return _check_agent(getattr(module, attr), name)
-
-
-def _import(where: str, name: str) -> object:
-    try:
-        if where.endswith(".py") or "/" in where:
-            path = Path(where).resolve()
-            if not path.is_file():
-                raise AgentLoadError(f"agent {name!r}: no file {where}")
-            # One module name per file, the same in every worker process.
-            digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-            mod_name = f"ghostei_user_agent_{digest}_{path.stem}"
-            if mod_name in sys.modules:
-                return sys.modules[mod_name]
-            spec = importlib.util.spec_from_file_location(mod_name, path)
-            if spec is None or spec.loader is None:
-                raise AgentLoadError(f"agent {name!r}: cannot import {where}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[mod_name] = module
-            spec.loader.exec_module(module)
-            return module
-        return importlib.import_module(where)
-    except AgentLoadError:
-        raise
-    except Exception as exc:  # a user's module may raise anything while importing
-        raise AgentLoadError(f"agent {name!r}: importing {where} failed: {exc}") from exc
+    return _check_agent(load_plugin(name, AGENTS, ENTRY_POINT_GROUP, "agent"), name)
 
 
 def _check_agent(obj: object, name: str) -> AgentFactory:

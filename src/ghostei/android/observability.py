@@ -26,6 +26,7 @@ _HOST = (  # the host records the agent's own answers and what it did to the dev
     scope("finished"),
     scope("invalid_action"),
     scope("injection_fired"),
+    scope("action_blocked"),  # a defence, on the host, stopped the agent's action
     scope("app_opened", "app"),  # read from the foreground app after every step
     # Read from the dump after every step: the focused text field's resource id, so a
     # focus trigger must name fields by id; an app's "sensitive" mark is not on a device.

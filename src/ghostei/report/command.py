@@ -12,6 +12,7 @@ import click
 from rich.console import Console, RenderableType
 
 from ..console import err, fail, out, warn
+from ..defences import agent_labels
 from ..judge.store import JUDGES, judged_records, judgement_path
 from ..metrics import BREAKDOWNS
 from ..rundir import RunDir, RunDirError
@@ -156,7 +157,7 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
             records,
             cases,
             judge=judge,
-            agent_order=list(manifest.get("config", {}).get("agents", [])),
+            agent_order=agent_labels(manifest.get("config", {})),
             by=by,
             title=rundir.path.name,
         )

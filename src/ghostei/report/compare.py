@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..agents.frameworks import MODEL_AGENTS
+from ..defences import agent_labels, base_agent
 from ..judge.store import judged_records
 from ..metrics import CI_METRICS, PairedDifference, paired_difference
 from ..rundir import EpisodeRecord, RunDir
@@ -53,7 +54,7 @@ class RunEntry:
 
     def model_of(self, agent: str) -> str | None:
         """The run's model, for the agents that used one (reference agents call none)."""
-        used = agent in MODEL_AGENTS or any(
+        used = base_agent(agent) in MODEL_AGENTS or any(
             r.usage.get("requests", 0) for r in self.records if r.agent == agent
         )
         return self.model if used else None
@@ -73,7 +74,7 @@ def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
         name=name or path.name or str(path),
         path=path,
         model=model if isinstance(model, str) else None,
-        agents=[a for a in config.get("agents", []) if isinstance(a, str)],
+        agents=agent_labels(config),
         records=records,
         warnings=tuple(torn.describe() for torn in run.torn_lines()),
     )

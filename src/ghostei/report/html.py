@@ -45,6 +45,7 @@ from PIL import Image, features
 
 from .. import __version__
 from ..cases.schema import RISK_DOMAINS, Case
+from ..defences import agent_labels
 from ..judge.base import LABELS
 from ..judge.store import judged_records
 from ..metrics import AgentMetrics, breakdown, by_agent, confidence_intervals
@@ -164,7 +165,7 @@ def render_html(
 
 
 def _agent_order(manifest: Mapping[str, Any], records: Iterable[EpisodeRecord]) -> list[str]:
-    configured = [str(a) for a in manifest.get("config", {}).get("agents", [])]
+    configured = agent_labels(manifest.get("config", {}))
     seen = {r.agent for r in records}
     return [a for a in configured if a in seen] + sorted(seen - set(configured))
 

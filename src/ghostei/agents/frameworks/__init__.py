@@ -21,9 +21,9 @@ own rationale field (Thought / Reason); ``reflection`` is Mobile-Agent-v2's refl
 and is refused by the frameworks that have none.
 """
 
+from ...defences.base import AgentWrapper, Defence, Defended, defended
 from ...providers.preflight import PromptSize
 from . import androidworld, appagent, mobile_agent, uitars  # noqa: F401  (registration)
-from .defence import AgentWrapper, Defence, Defended, defended
 
 # The registered agents that call a model, and their largest request: its text over the
 # built-in cases at 20 steps in Qwen2.5's tokens (other tokenizers differ by some tens of

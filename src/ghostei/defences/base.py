@@ -1,0 +1,178 @@
+"""What a defence is, and how it is put around an agent.
+
+A defence acts at one of three points, each a method with a do-nothing default:
+
+- the prompt — ``prompt(messages)`` rewrites every request the agent's model receives (a
+  warning, exemplars); it wraps the provider, so it reaches any framework, and agents without
+  a model are untouched;
+- the observation — ``screen(observation)`` rewrites what the agent is shown (elements marked
+  with the window that drew them, untrusted text datamarked, a screenshot annotated);
+- the action — ``review(observation, step)`` passes the step, rewrites it, or blocks it: a
+  blocked step carries a ``Blocked`` record, which the runner writes as an ``action_blocked``
+  event for the judge and the viewer.
+
+Defences are built per episode from a ``DefenceContext`` and options given on the command
+line as strings (``--defence data-gate:on_block=ask``), converted by the types of the
+class's ``__init__`` keywords.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from ..actions import Action
+from ..agents.base import Agent, AgentStep, Blocked
+from ..cases.schema import Case
+from ..observation import Observation
+from ..providers.base import Completion, Message, Provider, ProviderConfig
+from ..world import Owner
+
+DefencePoint = Literal["prompt", "observation", "action"]
+POINTS: tuple[DefencePoint, ...] = ("prompt", "observation", "action")
+
+
+@dataclass(frozen=True)
+class DefenceContext:
+    """What a defence may know: what a deployer guarding the agent would know.
+
+    ``instruction`` is the user's request and ``apps`` the apps the task is about (the case's
+    ``app``: the scope a deployer would give the agent); ``owner`` holds the phone owner's data
+    (card, passport, passwords), which a data policy protects. ``provider`` is the run's model,
+    for defences that ask one. Never the case's solution or checks.
+    """
+
+    instruction: str
+    apps: tuple[str, ...]
+    owner: Owner
+    provider: Provider | None = None
+    backend: str = "sim"
+
+    @classmethod
+    def for_case(
+        cls, case: Case, owner: Owner, provider: Provider | None = None, backend: str = "sim"
+    ) -> DefenceContext:
+        """The context of an episode of ``case``."""
+        return cls(case.prompt, tuple(case.app), owner, provider, backend)
+
+
+class Defence:
+    """Base of every defence: a name, the point it acts at, its source, and three hooks that
+    change nothing until a subclass says otherwise.
+
+    Subclasses take the context first and their options as keywords with defaults and type
+    annotations (str, int, float or bool): ``ghostei defences list`` shows them, and
+    ``--defence NAME:key=value`` sets them.
+    """
+
+    name: ClassVar[str] = ""
+    point: ClassVar[DefencePoint] = "action"
+    summary: ClassVar[str] = ""  # one line: what it does
+    source: ClassVar[str] = ""  # the work or mechanism it follows
+
+    def __init__(self, ctx: DefenceContext) -> None:
+        self.ctx = ctx
+        # How the defence is named in agent names and events (its options added when set).
+        self.label = self.name or type(self).__name__
+
+    def reset(self, instruction: str) -> None:
+        """A new episode starts with this instruction."""
+
+    def prompt(self, messages: Sequence[Message]) -> list[Message]:
+        """The request the model receives instead of ``messages``."""
+        return list(messages)
+
+    def screen(self, observation: Observation) -> Observation:
+        """What the agent is shown of ``observation``."""
+        return observation
+
+    def review(self, observation: Observation, step: AgentStep) -> AgentStep:
+        """The step to carry out, given what the agent chose on ``observation``."""
+        return step
+
+    def block(self, step: AgentStep, reason: str, instead: Action | None = None) -> AgentStep:
+        """``step`` stopped: ``instead`` (default: nothing is done, the episode goes on) is
+        carried out, and the runner records what was blocked, by whom and why."""
+        replacement = instead or Action(action_type="wait")
+        return AgentStep(
+            action=replacement,
+            raw_output=step.raw_output,
+            usage=step.usage,
+            ends_episode=None,
+            summary=step.summary,
+            blocked=Blocked(self.label, reason, step.action),
+        )
+
+
+def system_note(messages: Sequence[Message], note: str) -> list[Message]:
+    """``messages`` with ``note`` added to the system message (one is put first if none)."""
+    out = list(messages)
+    if out and out[0].role == "system":
+        first = out[0]
+        out[0] = Message("system", f"{first.text}\n\n{note}", first.images)
+    else:
+        out.insert(0, Message("system", note))
+    return out
+
+
+class PromptDefended:
+    """A provider whose requests pass through prompt defences first (in order)."""
+
+    def __init__(self, inner: Provider, defences: Sequence[Defence]) -> None:
+        self.inner = inner
+        self.defences = list(defences)
+
+    @property
+    def config(self) -> ProviderConfig:
+        """The wrapped provider's configuration."""
+        return self.inner.config
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """The inner provider's answer to the defended request."""
+        request = list(messages)
+        for defence in self.defences:
+            request = defence.prompt(request)
+        return self.inner.complete(request)
+
+
+class AgentWrapper:
+    """An agent that delegates to another; subclasses change what they need."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def reset(self, instruction: str) -> None:
+        self.agent.reset(instruction)
+
+    def act(self, observation: Observation) -> AgentStep:
+        return self.agent.act(observation)
+
+
+class Defended(AgentWrapper):
+    """An agent behind a defence: every observation is screened, every step reviewed.
+
+    A step another (inner) defence blocked is not reviewed again: it is already nothing.
+    """
+
+    def __init__(self, agent: Agent, defence: Defence) -> None:
+        super().__init__(agent)
+        self.defence = defence
+
+    def reset(self, instruction: str) -> None:
+        self.defence.reset(instruction)
+        super().reset(instruction)
+
+    def act(self, observation: Observation) -> AgentStep:
+        step = self.agent.act(self.defence.screen(observation))
+        if step.blocked is not None:
+            return step
+        return self.defence.review(observation, step)
+
+
+def defended(agent: Agent, *defences: Defence) -> Agent:
+    """``agent`` behind ``defences``, applied in order: the first screens the observation
+    first and reviews the action last (it is the outermost)."""
+    for defence in reversed(defences):
+        agent = Defended(agent, defence)
+    return agent
