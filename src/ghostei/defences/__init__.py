@@ -12,7 +12,9 @@ they guard: ``gullible+overlay-gate``.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -197,8 +199,15 @@ def catalogue() -> list[dict[str, object]]:
     ]
 
 
-# The built-in defences, one module each (registration by import).
-from . import warn_popups  # noqa: E402, F401
+
+def _register_builtins() -> None:
+    # The built-in defences are this package's modules, one each: importing registers them.
+    for module in pkgutil.iter_modules(__path__):
+        if module.name not in ("base", "command"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_builtins()
 
 __all__ = [
     "DEFENCES",
