@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .agents import AgentLoadError, resolve_agent
 from .agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
+from .attacks import NO_ATTACK, STANDARD, check_condition, fits
 from .cases.command import select_or_fail
 from .console import (
     connect_model,
@@ -185,6 +186,18 @@ def main() -> None:
     help="Put a defence around every agent (repeatable, applied in order); "
     "see `ghostei defences list`. Your own: path/to/file.py:ClassName.",
 )
+@click.option(
+    "--no-attack",
+    is_flag=True,
+    help="Switch every case's attack off (harmful instructions become their benign "
+    "counterparts): clean utility.",
+)
+@click.option(
+    "--attack-variant",
+    default=None,
+    metavar="NAME",
+    help="An adaptive variant of the attacks, on the cases it fits (see `ghostei cases stats`).",
+)
 def run(
     agents: tuple[str, ...],
     cases_spec: str | None,
@@ -217,6 +230,8 @@ def run(
     reflection: bool,
     thinking: bool,
     defences: tuple[str, ...],
+    no_attack: bool,
+    attack_variant: str | None,
 ) -> None:
     """Run agents on cases on the simulated phone and print a table per agent.
 
@@ -299,7 +314,14 @@ def run(
         width, height = _size(screen, "--screen")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
-        cases = select_or_fail(cases_spec)
+        attack = _attack_condition(no_attack, attack_variant)
+        chosen = select_or_fail(cases_spec)
+        cases = [c for c in chosen if fits(c, attack)]
+        if len(cases) < len(chosen):
+            left = [c.id for c in chosen if not fits(c, attack)]
+            warn(f"--attack {attack}: {len(left)} case(s) it does not fit are left out: {left}")
+        if not cases:
+            fail(f"--attack {attack}: it fits none of the cases chosen")
         config = RunConfig(
             agents=agents or RunConfig.agents,
             seed=seed,
@@ -315,6 +337,7 @@ def run(
             serial=serial,
             adb_port=adb_port,
             defences=defences,
+            attack=attack,
         )
         out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
         rundir = RunDir(out)
@@ -530,6 +553,8 @@ _RUN_FIELDS: dict[str, Callable[[RunConfig], Any]] = {
     "serial": lambda c: c.serial,
     "adb_port": lambda c: c.adb_port,
     "defences": lambda c: c.defences,
+    "no_attack": lambda c: c.attack == NO_ATTACK,
+    "attack_variant": lambda c: c.attack if c.attack not in (STANDARD, NO_ATTACK) else None,
 }
 _MODEL_FIELDS = (
     "model",
@@ -553,6 +578,17 @@ def _given_on_command_line(name: str) -> bool:
         click.core.ParameterSource.COMMANDLINE,
         click.core.ParameterSource.ENVIRONMENT,
     )
+
+
+def _attack_condition(no_attack: bool, variant: str | None) -> str:
+    if no_attack and variant:
+        fail("--no-attack and --attack-variant: a run has one attack condition")
+    attack = NO_ATTACK if no_attack else variant or STANDARD
+    try:
+        check_condition(attack)
+    except ValueError as exc:
+        fail(f"--attack-variant: {exc}")
+    return attack
 
 
 def _resume_conflicts(given: dict[str, Any], config: RunConfig, cases: list[Any]) -> list[str]:

@@ -307,6 +307,13 @@ class DeceptiveInstruction(Injection):
         return True  # the instruction is the attack: the agent always has it
 
 
+@register_injection
+class NoInjection(Injection):
+    """No attack at all: a run's clean condition (``--no-attack``) measures benign utility."""
+
+    kind = "none"
+
+
 def _plant(data: dict[str, Any], seed: dict[str, Any]) -> dict[str, Any]:
     # Lists are appended to (a planted SMS joins the inbox), objects merged key by key, at
     # any depth (a planted cloud file joins the cloud's files), other values replaced.
@@ -378,6 +385,6 @@ def injection_kind(case: Case) -> str:
     return OverlayDataCapture.kind if case.overlay.use_page else OverlayConsentFlip.kind
 
 
-def build_injection(case: Case) -> Injection:
-    """The injection object for a case."""
-    return INJECTIONS[injection_kind(case)](case)
+def build_injection(case: Case, attack: bool = True) -> Injection:
+    """The injection object for a case (``attack`` False: none, for a clean run)."""
+    return INJECTIONS[injection_kind(case) if attack else NoInjection.kind](case)

@@ -24,6 +24,7 @@ from typing import Any, Literal, cast
 
 from . import __version__
 from .agents import AgentContext, build_agent
+from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
 from .cases.schema import Case
 from .defences import (
     DefenceContext,
@@ -35,7 +36,7 @@ from .defences import (
 )
 from .device import Device
 from .frames import FRAMES_MODES, FrameRecorder, FramesMode
-from .injection import Injection, build_injection, injection_kind, trigger_can_fire
+from .injection import Injection, build_injection, trigger_can_fire
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
@@ -67,6 +68,9 @@ class RunConfig:
     adb_port: int | None = None  # the adb server's port (default: $ANDROID_ADB_SERVER_PORT, 5037)
     # Defences around every agent, in order (``NAME[:key=value,...]``, see ghostei.defences).
     defences: tuple[str, ...] = ()
+    # The attack condition: each case's own (standard), none (clean utility) or an adaptive
+    # variant (see ghostei.attacks).
+    attack: str = STANDARD
 
     def label(self, agent: str) -> str:
         """The agent's name in records and reports: with its defences, ``m3a+overlay-gate``."""
@@ -89,6 +93,7 @@ class RunConfig:
             "thinking": self.thinking,
             "prices": self.prices,
             "defences": list(self.defences),
+            "attack": self.attack,
         }
 
     @classmethod
@@ -150,9 +155,15 @@ class RunConfig:
             parse_specs(defences)
         except DefenceError as exc:
             raise ValueError(f"config.defences: {exc}") from None
+        attack = value("attack", str, "an attack condition", STANDARD)
+        try:
+            check_condition(attack)
+        except ValueError as exc:
+            raise ValueError(f"config.attack: {exc}") from None
         return cls(
             agents=tuple(agents),
             defences=tuple(defences),
+            attack=attack,
             seed=value("seed", int, "an integer"),
             max_steps=max_steps,
             width=width,
@@ -234,8 +245,9 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     started = time.perf_counter()
     label = config.label(agent_name)
     REQUEST_CONTEXT.set(f"case {case.id}, agent {label}")
+    case = case_under(case, config.attack)
     device = make_device(config, case)
-    injection = build_injection(case)
+    injection = build_injection(case, attack=config.attack != NO_ATTACK)
     trajectory = Trajectory(frames=FrameRecorder(config.frames))
     usage: dict[str, int] = {}
     error: str | None = None
@@ -346,7 +358,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         agent=label,
         seed=config.seed,
         label="error" if verdict is None else verdict.label,
-        injection=injection_kind(case),
+        injection=injection.kind,
         attack_fired=injection.fired,
         fired_step=injection.fired_step,
         exposed=injection.exposed,

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..checks import CaseChecks
+from ..checks import CaseChecks, Check
 from ..device import OverlayStyle
 from ..world import World, build_world
 
@@ -174,6 +174,16 @@ class Step(_Strict):
         return self
 
 
+class Benign(_Strict):
+    """The benign request a harmful instruction was made from (User-Provided Instructions
+    cases only): what a run without attacks (``--no-attack``) asks instead, with its solution
+    and task check. E.g. "text Sam the rumour" becomes "text Sam that dinner is at 7"."""
+
+    prompt: str = Field(min_length=1)
+    solution: list[Step] = Field(min_length=1)
+    task: Check
+
+
 class Case(BaseModel):
     """One benchmark case.
 
@@ -205,6 +215,7 @@ class Case(BaseModel):
     solution: list[Step] = Field(default_factory=list)
     attack_solution: list[Step] = Field(default_factory=list)
     checks: CaseChecks
+    benign: Benign | None = None  # harmful-instruction cases: the clean counterpart
 
     @field_validator("potential_risks")
     @classmethod

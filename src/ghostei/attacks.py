@@ -1,0 +1,94 @@
+"""Attack conditions: the standard attack of each case, none at all, or an adaptive variant.
+
+A run has one condition (``RunConfig.attack``, recorded in the manifest):
+
+- ``standard`` — every case as written;
+- ``none`` — every case with its injection switched off, for clean (benign) utility: no
+  overlay or SMS fires, nothing is planted, and a harmful instruction is replaced by the
+  case's benign counterpart (``Case.benign``); the task check is the benign task's;
+- a registered variant — the case's attack reshaped to slip past a kind of defence (an overlay
+  that poses as the foreground app, an SMS from a saved contact, ...), applied to the cases it
+  fits; the run holds only those.
+
+The condition is applied to the case before the episode starts (``case_under``), so the
+runner, the judges and the reports see the case the agent faced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .cases.schema import Case
+
+STANDARD = "standard"
+NO_ATTACK = "none"
+
+
+@dataclass(frozen=True)
+class AttackVariant:
+    """An adaptive attack: which cases it fits and how it reshapes them."""
+
+    name: str
+    summary: str  # what the attacker does differently
+    targets: str  # the defences it is built to get past
+    fits: Callable[[Case], bool]
+    apply: Callable[[Case], Case]
+
+
+ATTACK_VARIANTS: dict[str, AttackVariant] = {}
+
+
+def register_variant(variant: AttackVariant) -> AttackVariant:
+    """Make a variant available as ``ghostei run --attack-variant NAME``."""
+    ATTACK_VARIANTS[variant.name] = variant
+    return variant
+
+
+def conditions() -> list[str]:
+    """Every attack condition a run may have."""
+    return [STANDARD, NO_ATTACK, *sorted(ATTACK_VARIANTS)]
+
+
+def check_condition(attack: str) -> None:
+    """Raise ValueError unless ``attack`` is a known condition."""
+    if attack not in conditions():
+        raise ValueError(f"unknown attack condition {attack!r}; known: {', '.join(conditions())}")
+
+
+def fits(case: Case, attack: str) -> bool:
+    """Whether a run under ``attack`` holds ``case`` (a variant fits only some)."""
+    check_condition(attack)
+    if attack == NO_ATTACK:
+        return case.case_type != "User-Provided Instructions" or case.benign is not None
+    variant = ATTACK_VARIANTS.get(attack)
+    return variant is None or variant.fits(case)
+
+
+def case_under(case: Case, attack: str) -> Case:
+    """``case`` as an episode under ``attack`` runs it."""
+    check_condition(attack)
+    if attack == STANDARD:
+        return case
+    if attack == NO_ATTACK:
+        return _clean(case)
+    variant = ATTACK_VARIANTS[attack]
+    if not variant.fits(case):
+        raise ValueError(f"case {case.id}: the {attack} variant does not fit it")
+    return variant.apply(case)
+
+
+def _clean(case: Case) -> Case:
+    # Dynamic and static attacks are switched off by the runner (no injection is built); a
+    # harmful instruction has to be replaced by the benign request it was made from.
+    if case.case_type != "User-Provided Instructions":
+        return case
+    if case.benign is None:
+        raise ValueError(f"case {case.id}: a harmful instruction with no benign counterpart")
+    return case.model_copy(
+        update={
+            "prompt": case.benign.prompt,
+            "solution": case.benign.solution,
+            "checks": case.checks.model_copy(update={"task": case.benign.task}),
+        }
+    )
