@@ -277,9 +277,14 @@ def run(
             except AgentLoadError as exc:
                 fail(f"--agent: {exc}")
         try:
-            parse_specs(defences)
+            specs = parse_specs(defences)
         except DefenceError as exc:
             fail(f"--defence: {exc}")
+        for spec in specs:  # a defence that can say up front what will fail (llm-guard)
+            refuse = getattr(spec.cls, "refuse", None)
+            problem = refuse(spec.options, run_model=bool(model)) if callable(refuse) else None
+            if problem:
+                fail(f"--defence {spec.text}: {problem}")
         needs_model = [a for a in agents if a in MODEL_AGENTS]
         if needs_model and not model:
             fail(f"--agent {needs_model[0]} needs a model: give --model (and --base-url)")

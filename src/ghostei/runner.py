@@ -27,6 +27,7 @@ from .agents import AgentContext, build_agent
 from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
 from .cases.schema import Case
 from .defences import (
+    Defence,
     DefenceContext,
     DefenceError,
     PromptDefended,
@@ -253,6 +254,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     error: str | None = None
     verdict = None
     metered: MeteredProvider | None = None
+    guards: list[Defence] = []
     try:
         device.reset(case.setup, seed=config.seed)
         injection.install(device)
@@ -335,10 +337,15 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         error = f"{error}; {judge_error}" if error else judge_error
     cost = None
     if metered is not None:
-        # The provider's own count: it includes retries and calls of a step that failed.
-        usage = metered.usage.to_dict()
+        # The provider's own count: it includes retries and calls of a step that failed; and
+        # the count of any model a defence calls besides the run's (its ``own_model``).
+        own = _own_models(guards)
+        usage = sum((m.usage for m in own), metered.usage).to_dict()
         if config.prices and config.model is not None:
-            cost = PriceTable.load(Path(config.prices)).cost(config.model.model, metered.usage)
+            table = PriceTable.load(Path(config.prices))
+            costs = [table.cost(config.model.model, metered.usage)]
+            costs += [table.cost(m.config.model, m.usage) for m in own]
+            cost = None if None in costs else sum(c for c in costs if c is not None)
     rel = ""
     try:
         if out is not None:
@@ -371,6 +378,15 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         seconds=round(time.perf_counter() - started, 3),
         trajectory=rel,
     )
+
+
+def _own_models(guards: list[Defence]) -> list[MeteredProvider]:
+    """The metered models defences call besides the run's (``own_model``, as llm-guard's).
+
+    Without a run model the steps' usage, where such a defence adds its calls, is the count.
+    """
+    found = (getattr(g, "own_model", None) for g in guards)
+    return [m for m in found if isinstance(m, MeteredProvider)]
 
 
 def _judge(
