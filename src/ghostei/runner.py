@@ -266,7 +266,11 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             spec.build(DefenceContext.for_case(case, owner, metered, config.backend))
             for spec in parse_specs(config.defences)
         ]
-        prompt_guards = [g for g in guards if g.point == "prompt"]
+        # Prompt defences wrap the model; so does any other that rewrites prompts too (an
+        # observation defence with a note for the model, as spotlight's on its datamarks).
+        prompt_guards = [
+            g for g in guards if g.point == "prompt" or type(g).prompt is not Defence.prompt
+        ]
         model: Provider | None = metered
         if metered is not None and prompt_guards:
             model = PromptDefended(metered, prompt_guards)
