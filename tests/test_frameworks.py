@@ -15,7 +15,7 @@ from PIL import Image
 from ghostei.actions import Action
 from ghostei.agents import AGENTS, AgentContext, AgentStep, build_agent
 from ghostei.agents.base import Agent
-from ghostei.agents.frameworks import defended
+from ghostei.defences import defended
 from ghostei.agents.frameworks.androidworld import AndroidWorldAgent
 from ghostei.agents.frameworks.appagent import AppAgent, tag_elements
 from ghostei.agents.frameworks.marks import Grid

@@ -199,7 +199,6 @@ def catalogue() -> list[dict[str, object]]:
     ]
 
 
-
 def _register_builtins() -> None:
     # The built-in defences are this package's modules, one each: importing registers them.
     for module in pkgutil.iter_modules(__path__):

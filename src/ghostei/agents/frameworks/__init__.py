@@ -21,7 +21,6 @@ own rationale field (Thought / Reason); ``reflection`` is Mobile-Agent-v2's refl
 and is refused by the frameworks that have none.
 """
 
-from ...defences.base import AgentWrapper, Defence, Defended, defended
 from ...providers.preflight import PromptSize
 from . import androidworld, appagent, mobile_agent, uitars  # noqa: F401  (registration)
 
@@ -40,12 +39,4 @@ PROMPT_SIZES: dict[str, PromptSize] = {
 # ``ghostei run`` asks for --model with these.
 MODEL_AGENTS = frozenset(PROMPT_SIZES)
 
-__all__ = [
-    "MODEL_AGENTS",
-    "PROMPT_SIZES",
-    "AgentWrapper",
-    "Defence",
-    "Defended",
-    "PromptSize",
-    "defended",
-]
+__all__ = ["MODEL_AGENTS", "PROMPT_SIZES", "PromptSize"]
