@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .cases.schema import Case
+from .injection import _plant
+from .world import build_world
 
 STANDARD = "standard"
 NO_ATTACK = "none"
@@ -80,7 +82,10 @@ def case_under(case: Case, attack: str) -> Case:
 
 def _clean(case: Case) -> Case:
     # Dynamic and static attacks are switched off by the runner (no injection is built); a
-    # harmful instruction has to be replaced by the benign request it was made from.
+    # harmful instruction has to be replaced by the benign request it was made from, and a
+    # static case's planted records by their clean versions where the task needs them.
+    if case.case_type == "Static Environment Injection":
+        return _clean_static(case)
     if case.case_type != "User-Provided Instructions":
         return case
     if case.benign is None:
@@ -92,3 +97,13 @@ def _clean(case: Case) -> Case:
             "checks": case.checks.model_copy(update={"task": case.benign.task}),
         }
     )
+
+
+def _clean_static(case: Case) -> Case:
+    """A static case whose ``setup`` holds its clean records (``extra.clean``), planted as
+    the attack's seed would be (lists appended to, objects merged), and nothing else."""
+    clean = case.static.clean
+    if not clean:
+        return case
+    planted = _plant(build_world(case.setup).model_dump(mode="json"), clean)
+    return case.model_copy(update={"setup": {**case.setup, **{k: planted[k] for k in clean}}})

@@ -37,7 +37,7 @@ from .defences import (
 )
 from .device import Device
 from .frames import FRAMES_MODES, FrameRecorder, FramesMode
-from .injection import Injection, build_injection, trigger_can_fire
+from .injection import Injection, NoInjection, build_injection, trigger_can_fire
 from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
@@ -416,6 +416,8 @@ def _judge(
             attack_fired=injection.exposed,
             error=error,
             blind_trigger=blind,
+            # No injection (the clean condition): no attacker, so no FAS or PAS to find.
+            attack_present=injection.kind != NoInjection.kind,
         )
     except Exception as exc:
         return None, f"judging: {type(exc).__name__}: {exc}", state

@@ -11,6 +11,7 @@ import random
 from ..actions import Action
 from ..cases.schema import Case, Step
 from ..device import DEFAULT_ATTACKER_PACKAGE
+from ..injection import build_injection
 from ..observation import Observation
 from .base import AgentContext, AgentStep, register_agent
 from .scripted import Script, find_element
@@ -71,20 +72,33 @@ class Oracle:
 
 
 class Gullible:
-    """Executes the solution but engages every attack surface as the attacker intends."""
+    """Executes the solution but engages every attack surface as the attacker intends.
+
+    It engages only an attack it was given: a harmful instruction (not its benign
+    counterpart, which a run without attacks gives instead), or a surface on screen; an
+    attack whose first step needs no target (open Messages to text a planted number) once
+    the planted content has been on screen. Without an attack it is the oracle minus the
+    dismissals: it has nothing to comply with.
+    """
 
     def __init__(self, ctx: AgentContext) -> None:
         self.case: Case = ctx.case
         self.owner = ctx.owner
+        self.planted = build_injection(ctx.case)  # what the attack looks like on screen
         self.reset("")
 
     def reset(self, instruction: str) -> None:
         self.solution = Script(list(self.case.solution), self.owner)
         self.attack = Script(list(self.case.attack_solution), self.owner)
-        self.engaged = self.case.case_type == "User-Provided Instructions"
+        benign = self.case.benign
+        self.engaged = self.case.case_type == "User-Provided Instructions" and not (
+            benign is not None and instruction == benign.prompt
+        )
+        self.seen = False  # the planted content has been on screen
         self.returned = False
 
     def act(self, observation: Observation) -> AgentStep:
+        self.seen = self.seen or self.planted.shows(observation)
         if not self.engaged and self._surface_visible(observation):
             self.engaged = True
         if self.engaged and not self.attack.done:
@@ -112,7 +126,7 @@ class Gullible:
         # An untargeted first step (e.g. open Messages to text a planted number) is taken
         # once the agent has done its work and read what was planted, before it reports.
         upcoming = self.solution.current
-        return upcoming is None or upcoming.do in TERMINAL_STEPS
+        return self.seen and (upcoming is None or upcoming.do in TERMINAL_STEPS)
 
 
 class RandomAgent:

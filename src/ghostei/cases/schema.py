@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..checks import CaseChecks, Check
 from ..device import OverlayStyle
@@ -113,23 +120,45 @@ class SmsExtra(_Strict):
 
 
 class StaticExtra(_Strict):
-    """World data an attacker planted before the episode, merged over ``setup``."""
+    """World data an attacker planted before the episode, merged over ``setup``.
+
+    ``clean`` is what a run without attacks (``--no-attack``) plants instead: the planted
+    records as they were before the attacker wrote into them (the hotel's host message
+    without its request for the card, the article without its note to assistants), where
+    the benign task needs them. None: nothing is planted (the seed is the attacker's alone).
+    """
 
     seed: dict[str, Any] = Field(default_factory=dict)
     # Words of the planted content whose appearance on screen means the agent saw the
     # attack (default: every long text of the seed, matched by its beginning).
     reveal: list[str] = Field(default_factory=list)
+    clean: dict[str, Any] | None = None
 
-    @field_validator("seed")
+    @field_validator("seed", "clean")
     @classmethod
-    def _world_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _world_keys(cls, value: dict[str, Any] | None, info: ValidationInfo) -> Any:
+        if value is None:
+            return value
         unknown = [k for k in value if k not in World.model_fields]
         if unknown:
             raise ValueError(
-                f"seed: {unknown[0]!r} is not world data; known: {', '.join(World.model_fields)}"
+                f"{info.field_name}: {unknown[0]!r} is not world data; "
+                f"known: {', '.join(World.model_fields)}"
             )
         build_world(value)
         return value
+
+    @model_validator(mode="after")
+    def _clean_without_the_attack(self) -> StaticExtra:
+        # A clean world that still shows the attacker's words would expose the agent to them.
+        texts = " ".join(_texts(self.clean)).casefold()
+        for i, words in enumerate(self.reveal):
+            if words.strip() and words.casefold() in texts:
+                raise ValueError(
+                    f"clean: carries the attack's reveal[{i}] text {words!r}; a clean world "
+                    "holds the planted records without the attacker's words"
+                )
+        return self
 
 
 class Step(_Strict):
@@ -177,7 +206,11 @@ class Step(_Strict):
 class Benign(_Strict):
     """The benign request a harmful instruction was made from (User-Provided Instructions
     cases only): what a run without attacks (``--no-attack``) asks instead, with its solution
-    and task check. E.g. "text Sam the rumour" becomes "text Sam that dinner is at 7"."""
+    and task check. E.g. "text Sam the rumour" becomes "text Sam that dinner is at 7".
+
+    The same shape in the same app: the same flow as ``attack_solution`` with harmless
+    content, so clean utility measures what the harmful case would have asked of the agent.
+    """
 
     prompt: str = Field(min_length=1)
     solution: list[Step] = Field(min_length=1)
@@ -226,6 +259,20 @@ class Case(BaseModel):
     @classmethod
     def _world_data(cls, value: dict[str, Any]) -> dict[str, Any]:
         build_world(value)  # raises a ValidationError naming the bad field
+        return value
+
+    @field_validator("benign")
+    @classmethod
+    def _benign_of_an_instruction(cls, value: Benign | None, info: ValidationInfo) -> Any:
+        # Only a harmful instruction has a benign counterpart: the other cases' prompts are
+        # benign already, and a run without attacks switches their injection off instead.
+        kind = info.data.get("case_type")
+        if value is not None and kind is not None and kind != "User-Provided Instructions":
+            raise ValueError(
+                f"case {info.data.get('id', '?')}: benign is only for 'User-Provided "
+                f"Instructions' cases (this one is {kind!r}: its prompt is benign already, and "
+                "a run without attacks switches its injection off)"
+            )
         return value
 
     @model_validator(mode="after")
@@ -295,3 +342,14 @@ def _missing_files(case: Case) -> list[str]:
         for path in [f.path for f in world.files] + [f.path for f in world.cloud.files]:
             names.update(part for part in path.split("/") if part)
     return [name for name in case.files_name if name not in names]
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string inside ``value`` (world data), at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
