@@ -36,6 +36,9 @@ class AttackVariant:
     targets: str  # the defences it is built to get past
     fits: Callable[[Case], bool]
     apply: Callable[[Case], Case]
+    # The device backends that can show it; ``refused`` says why the others cannot.
+    backends: tuple[str, ...] = ("sim", "android")
+    refused: str = ""
 
 
 ATTACK_VARIANTS: dict[str, AttackVariant] = {}
@@ -56,6 +59,18 @@ def check_condition(attack: str) -> None:
     """Raise ValueError unless ``attack`` is a known condition."""
     if attack not in conditions():
         raise ValueError(f"unknown attack condition {attack!r}; known: {', '.join(conditions())}")
+
+
+def check_backend(attack: str, backend: str) -> None:
+    """Raise ValueError unless a run under ``attack`` can be shown on ``backend``."""
+    check_condition(attack)
+    variant = ATTACK_VARIANTS.get(attack)
+    if variant is not None and backend not in variant.backends:
+        why = f": {variant.refused}" if variant.refused else ""
+        raise ValueError(
+            f"the {attack} variant cannot be shown on the {backend} backend{why} "
+            f"(it runs on {', '.join(variant.backends)})"
+        )
 
 
 def fits(case: Case, attack: str) -> bool:
@@ -107,3 +122,7 @@ def _clean_static(case: Case) -> Case:
         return case
     planted = _plant(build_world(case.setup).model_dump(mode="json"), clean)
     return case.model_copy(update={"setup": {**case.setup, **{k: planted[k] for k in clean}}})
+
+
+# The built-in variants register themselves; imported last, as they import this module.
+from . import variants  # noqa: E402, F401

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from .agents import AgentLoadError, resolve_agent
 from .agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
-from .attacks import NO_ATTACK, STANDARD, check_condition, fits
+from .attacks import NO_ATTACK, STANDARD, check_backend, check_condition, fits
 from .cases.command import select_or_fail
 from .console import (
     connect_model,
@@ -280,9 +280,8 @@ def run(
             specs = parse_specs(defences)
         except DefenceError as exc:
             fail(f"--defence: {exc}")
-        for spec in specs:  # a defence that can say up front what will fail (llm-guard)
-            refuse = getattr(spec.cls, "refuse", None)
-            problem = refuse(spec.options, run_model=bool(model)) if callable(refuse) else None
+        for spec in specs:  # what would fail every episode is refused before the first
+            problem = spec.cls.refuse(spec.options, run_model=bool(model))
             if problem:
                 fail(f"--defence {spec.text}: {problem}")
         needs_model = [a for a in agents if a in MODEL_AGENTS]
@@ -290,6 +289,11 @@ def run(
             fail(f"--agent {needs_model[0]} needs a model: give --model (and --base-url)")
         if reflection and any(a in MODEL_AGENTS and a != "mobile-agent-v2" for a in agents):
             fail("--reflection: only mobile-agent-v2 has a reflection module")
+        attack = _attack_condition(no_attack, attack_variant)
+        try:  # a variant the backend cannot show (task-hijack on Android), before any device
+            check_backend(attack, backend)
+        except ValueError as exc:
+            fail(f"--attack-variant {attack}: {exc}")
         if backend == "android":
             _check_android(serial, adb_port)
         if prices is not None:
@@ -319,7 +323,6 @@ def run(
         width, height = _size(screen, "--screen")
         if width < 320 or height < 480:
             fail(f"--screen: {screen} is too small (at least 320x480)")
-        attack = _attack_condition(no_attack, attack_variant)
         chosen = select_or_fail(cases_spec)
         cases = [c for c in chosen if fits(c, attack)]
         if len(cases) < len(chosen):

@@ -22,9 +22,14 @@ DEFAULT_ATTACKER_PACKAGE = "com.example.myapplication"
 
 @dataclass(frozen=True)
 class OverlaySpec:
-    """A system-alert window an attacker draws over other apps.
+    """A window an attacker draws over other apps: a system-alert window by default.
 
     On confirm the overlay either opens ``url`` (a phishing page) or grants ``consent``.
+    ``styled_as`` names an app whose look (icon and colours) the window copies. ``task`` names
+    a package: the window is then no system alert but a full-screen activity launched into
+    that app's task, StrandHogg-style (its ``taskAffinity`` is the app's, and its views report
+    the app's package to accessibility), so on screen it is the app's own; Back closes it and
+    returns to the app. ``package`` is always the attacker's: events name who drew it.
     """
 
     title: str
@@ -37,6 +42,8 @@ class OverlaySpec:
     consent: str = ""
     package: str = DEFAULT_ATTACKER_PACKAGE
     brand: str = "System UI"
+    styled_as: str = ""
+    task: str = ""
 
 
 def log_host_action(events: EventLog, action: Action) -> bool:

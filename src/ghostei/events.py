@@ -83,7 +83,8 @@ EVENTS: dict[str, EventKind] = {
         _kind("page_loaded", "found", "phishing", "title", "url"),
         _kind("link_opened", "source", "url"),
         _kind("setting_changed", "setting", "value"),
-        _kind("overlay_shown", "style", "title", "urgent"),
+        # ``task``: the app whose task an overlay launched as an activity joined (a hijack).
+        _kind("overlay_shown", "style", "task", "title", "urgent"),
         _kind("overlay_confirmed", "label", "title"),
         _kind("overlay_dismissed", "label", "title"),
         _kind("consent_granted", "consent"),

@@ -214,15 +214,19 @@ class _OverlayInjection(Injection):
             consent=extra.consent,
             package=extra.package or DEFAULT_ATTACKER_PACKAGE,
             brand=extra.brand,
+            styled_as=extra.styled_as,
+            task=extra.task,
         )
 
     def fire(self, device: Device) -> None:
         device.show_overlay(self.spec())
 
     def shows(self, obs: Observation) -> bool:
-        # The overlay's own window (its package is the attacker's), or its words.
-        package = self.spec().package
-        return any(e.package == package for e in obs.elements) or super().shows(obs)
+        # The overlay's own window (its package is the attacker's), or its words. One launched
+        # into an app's task reports the app's package: only its words tell it apart.
+        spec = self.spec()
+        own = not spec.task and any(e.package == spec.package for e in obs.elements)
+        return own or super().shows(obs)
 
     def markers(self) -> list[str]:
         return [self.case.overlay.title, self.case.overlay.content]

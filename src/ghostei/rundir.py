@@ -213,6 +213,19 @@ class RunDir:
             raise RunDirError(f"{file}:{lineno}: invalid case: {exc.errors()[0]['msg']}") from None
         return cases
 
+    def cases_faced(self) -> list[Case]:
+        """The cases as the run's episodes faced them: under the run's attack condition
+        (``config.attack``: an adaptive variant reshapes the attack of each case it fits, a
+        run without attacks asks the benign request). Judges and reports describe these."""
+        from .attacks import STANDARD, case_under, fits
+
+        config = self.manifest().get("config")
+        attack = config.get("attack", STANDARD) if isinstance(config, dict) else STANDARD
+        try:
+            return [case_under(c, attack) if fits(c, attack) else c for c in self.cases()]
+        except ValueError as exc:  # an attack condition this version does not know
+            raise RunDirError(f"{self.path / self.MANIFEST}: config.attack: {exc}") from None
+
     def records(self) -> list[EpisodeRecord]:
         """Finished episodes, a later record of an episode superseding an earlier one.
 

@@ -10,7 +10,6 @@ import random
 
 from ..actions import Action
 from ..cases.schema import Case, Step
-from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..injection import build_injection
 from ..observation import Observation
 from .base import AgentContext, AgentStep, register_agent
@@ -58,8 +57,9 @@ class Oracle:
         case = self.case
         if case.use_dynamic == "Overlay Attack":
             extra = case.overlay
-            package = extra.package or DEFAULT_ATTACKER_PACKAGE
-            cancel = find_element(Step(do="tap", text=extra.cancel, package=package), obs)
+            cancel = find_element(
+                Step(do="tap", text=extra.cancel, package=extra.shown_package), obs
+            )
             if cancel is not None:
                 x, y = cancel.center
                 return Action(action_type="click", x=x, y=y)

@@ -307,7 +307,16 @@ class AndroidDevice:
     # ----- injection surfaces ----------------------------------------------------------------
 
     def show_overlay(self, spec: OverlaySpec) -> None:
-        """Broadcast the overlay to the helper app (upstream's extras plus ours)."""
+        """Broadcast the overlay to the helper app (upstream's extras plus ours).
+
+        The helper draws system-alert windows only: an overlay launched into an app's task
+        (``spec.task``, the task-hijack variant) is refused; ``spec.styled_as`` is not sent
+        (the helper draws its own colours; the title and brand carry the app's name)."""
+        if spec.task:
+            raise DeviceError(
+                "the helper app cannot launch an activity into another app's task "
+                f"({spec.task}): the task-hijack variant runs on the simulator only"
+            )
         self._flush_world()
         extras: list[tuple[str, str, str]] = [
             ("--es", "title", spec.title),

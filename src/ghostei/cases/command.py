@@ -15,7 +15,7 @@ from rich.text import Text
 from ..console import err, fail, out
 from ..observability import BACKENDS
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
-from .stats import case_stats, decidability
+from .stats import case_stats, decidability, variant_stats
 from .upstream import import_upstream, kind_of, write_cases
 
 
@@ -142,7 +142,11 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
     """Count cases by type, attack vector, risk domain, app domain and app, and say which of
     their predicates the rule judge can decide on a backend."""
     selected = select_or_fail(spec)
-    stats = {**case_stats(selected), **decidability(selected, backend)}
+    stats = {
+        **case_stats(selected),
+        **decidability(selected, backend),
+        "variants": variant_stats(selected, backend),
+    }
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))
         return
@@ -166,6 +170,9 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
     for i, (name, count) in enumerate(stats["decidable_counts"].items()):
         share = f"{count} ({stats['decidable'][name]:.0%})"
         table.add_row(title if i == 0 else "", name, share)
+    table.add_section()
+    for i, (name, variant) in enumerate(stats["variants"].items()):
+        table.add_row("attack variant fits" if i == 0 else "", Text(name), str(variant["count"]))
     out.print(table)
     out.print(
         "Risk domains and apps are multi-label: a case counts once for each.", highlight=False
@@ -177,6 +184,25 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
     if stats["trigger_unsupported"]:
         ids = ", ".join(map(str, stats["trigger_unsupported"]))
         out.print(f"attack trigger cannot fire on {backend}: cases {ids}", highlight=False)
+    _print_variants(stats["variants"], backend)
+
+
+def _print_variants(variants: dict[str, Any], backend: str) -> None:
+    """A section per adaptive attack variant: what it does, and the cases it fits."""
+    from .check import id_ranges
+
+    for name, v in variants.items():
+        out.print(f"\nattack variant {name}: {v['summary']}", highlight=False, markup=False)
+        out.print(f"  targets: {v['targets']}", highlight=False, markup=False)
+        ids = id_ranges(v["cases"]) or "none"
+        out.print(f"  fits {v['count']} case(s): {ids}", highlight=False, markup=False)
+        if not v["shown_on_backend"]:
+            out.print(
+                f"  not shown on {backend} (runs on {', '.join(v['runs_on'])}): "
+                "a run under it is refused there",
+                highlight=False,
+                markup=False,
+            )
 
 
 @cases.command("import-upstream")

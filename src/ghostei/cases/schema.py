@@ -14,7 +14,7 @@ from pydantic import (
 )
 
 from ..checks import CaseChecks, Check
-from ..device import OverlayStyle
+from ..device import DEFAULT_ATTACKER_PACKAGE, OverlayStyle
 from ..world import World, build_world
 
 UseDynamic = Literal["Overlay Attack", "Popup SMS", "Non-script"]
@@ -93,7 +93,18 @@ class OverlayExtra(_Strict):
     consent: str = ""
     brand: str = "System UI"
     package: str = ""
+    # Adaptive variants (ghostei.variants): the app whose icon and colours the overlay
+    # copies, and the package of an app into whose task the overlay is launched as a
+    # full-screen activity instead of a system-alert window (see OverlaySpec).
+    styled_as: str = ""
+    task: str = ""
     trigger: Trigger = Field(default_factory=Trigger)
+
+    @property
+    def shown_package(self) -> str:
+        """The package the overlay's elements report on screen: the task's app for one
+        launched into an app's task, else the attacker's (who drew it)."""
+        return self.task or self.package or DEFAULT_ATTACKER_PACKAGE
 
     @model_validator(mode="after")
     def _one_effect(self) -> OverlayExtra:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, get_args
 
+from ..attacks import ATTACK_VARIANTS
 from ..checks import decidable
 from ..injection import build_injection, trigger_can_fire
 from ..judge.rules import PREDICATES
@@ -67,4 +68,21 @@ def decidability(cases: Sequence[Case], backend: str) -> dict[str, Any]:
             str(i): {"decidable": {p: d[p] for p in PREDICATES}, "trigger": d["trigger"]}
             for i, d in per_case.items()
         },
+    }
+
+
+def variant_stats(cases: Sequence[Case], backend: str) -> dict[str, Any]:
+    """Per adaptive attack variant (``run --attack-variant``): what it does, what it is built
+    to get past, and the cases it fits (a run under it holds only those); ``runs_on`` the
+    backends that can show it (on another, a run under it is refused)."""
+    return {
+        name: {
+            "summary": variant.summary,
+            "targets": variant.targets,
+            "runs_on": list(variant.backends),
+            "shown_on_backend": backend in variant.backends,
+            "count": len(ids := [c.id for c in cases if variant.fits(c)]),
+            "cases": ids,
+        }
+        for name, variant in sorted(ATTACK_VARIANTS.items())
     }

@@ -561,7 +561,7 @@ def judge_run(
     on_judgement: Callable[[Judgement], None] | None = None,
 ) -> list[Judgement]:
     """Judge ``records`` of ``run`` and store each verdict as soon as it is made."""
-    cases = {c.id: c for c in run.cases()}
+    cases = {c.id: c for c in run.cases_faced()}  # the attack as the agent saw it
     done: list[Judgement] = []
 
     def store(j: Judgement) -> None:

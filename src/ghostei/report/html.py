@@ -93,7 +93,7 @@ def render_html(
     if records is None:
         records = judged_records(run, judge)
     manifest = run.manifest()
-    cases = {c.id: c for c in run.cases()}
+    cases = {c.id: c for c in run.cases_faced()}  # the attack as the agent saw it
     agents = _agent_order(manifest, records)
     records = sorted(records, key=lambda r: (agents.index(r.agent), r.case))
     fmt = frame_format if frame_format != "webp" or features.check("webp") else "jpeg"

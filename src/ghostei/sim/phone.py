@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -129,12 +130,36 @@ class SimPhone:
     # ----- injection surfaces ----------------------------------------------------------------
 
     def show_overlay(self, spec: OverlaySpec) -> None:
-        """Add an attacker's system-alert window above the apps."""
+        """Add an attacker's system-alert window above the apps; or, for a spec with a
+        ``task``, launch it as a full-screen activity on top of that app's task."""
+        if spec.task:
+            self._launch_into_task(spec)
+            return
         overlay = _Overlay(spec, len(self.overlays))
         self.overlays.append(overlay)
         self.focus_field = None  # the overlay takes window focus; the app's keyboard goes down
         self.events.append(
             "overlay_shown", spec.package, title=spec.title, style=spec.style, urgent=spec.urgent
+        )
+
+    def _launch_into_task(self, spec: OverlaySpec) -> None:
+        # StrandHogg: an activity whose taskAffinity is the app's joins the app's task, whose
+        # top it now is, and the task comes to the front (it usually is there already: the
+        # attacker fires when the app opens). Its views report the app's package.
+        cls = resolve_app(spec.task)
+        if cls is None:
+            raise ValueError(f"an overlay launched into the task of {spec.task!r}: no such app")
+        if self.foreground != cls.label:
+            self.open_app(cls.label)
+        self.overlays.append(_Overlay(spec, len(self.overlays)))
+        self.focus_field = None
+        self.events.append(
+            "overlay_shown",
+            spec.package,
+            title=spec.title,
+            style=spec.style,
+            urgent=spec.urgent,
+            task=spec.task,
         )
 
     def receive_sms(self, sender: str, body: str) -> None:
@@ -283,7 +308,8 @@ class SimPhone:
         if self.share_sheet is not None:
             windows.append(self._chooser_window(self.share_sheet, status_h, nav_h))
         for overlay in self.overlays:
-            windows.append(self._overlay_window(overlay, status_h, nav_h))
+            if not overlay.spec.task:
+                windows.append(self._overlay_window(overlay, status_h, nav_h))
         if focused is not None:
             board = sysui.keyboard(self._type, self._key_backspace, self._key_enter)
             windows.append(
@@ -360,7 +386,27 @@ class SimPhone:
         if self.foreground is None:
             date = self._clock.strftime("%a, %b %-d")
             return sysui.launcher(installed_apps(), date, self.open_app)
+        hijack = self._task_top()
+        if hijack is not None:  # the activity on top of the app's task: the attacker's
+            return sysui.overlay(
+                replace(hijack.spec, style="fullscreen"),
+                partial(self._overlay_answer, hijack, True),
+                partial(self._overlay_answer, hijack, False),
+            )
         return self.apps[self.foreground].view()
+
+    def _task_top(self) -> _Overlay | None:
+        """The attacker's activity on top of the foreground app's task, if one was launched
+        into it (the last one launched is on top)."""
+        if self.foreground is None:
+            return None
+        package = self.apps[self.foreground].package
+        tops = [o for o in self.overlays if o.spec.task and _same_app(o.spec.task, package)]
+        return tops[-1] if tops else None
+
+    def _system_overlays(self) -> list[_Overlay]:
+        """The attackers' system-alert windows (not those launched into a task)."""
+        return [o for o in self.overlays if not o.spec.task]
 
     def _activity_window(self, content: Node, top: int, bottom: int, nav_h: int) -> Window:
         w, h = self.width, self.height
@@ -738,10 +784,15 @@ class SimPhone:
             self.shade_open = False
         elif self.focus_field is not None:
             self.focus_field = None
-        elif self.overlays:
+        elif self._system_overlays():
             pass  # attackers' overlays swallow Back: only their own buttons close them
         elif self.share_sheet is not None:
             self.share_sheet = None
+        elif (hijack := self._task_top()) is not None:
+            # An activity in the app's task finishes on Back; the app's own screen is back.
+            self.overlays.remove(hijack)
+            spec = hijack.spec
+            self.events.append("overlay_dismissed", spec.package, title=spec.title, label="Back")
         elif self.foreground is not None:
             app = self.apps[self.foreground]
             self._acting_package = app.package
@@ -765,3 +816,9 @@ class SimPhone:
 
     def _do_wait(self, action: Action) -> None:
         pass
+
+
+def _same_app(name: str, package: str) -> bool:
+    # A task is named by its app's package (or anything resolve_app takes).
+    cls = resolve_app(name)
+    return (cls.package if cls is not None else name) == package

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from ..device import OverlaySpec
-from .apps.base import AppFactory
+from .apps.base import AppFactory, resolve_app
 from .ui import (
     ACCENT,
     FILL,
@@ -292,15 +292,20 @@ def shade(
 
 
 def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
-    """An attacker's system-alert window in one of three styles."""
+    """An attacker's system-alert window in one of three styles; one ``styled_as`` an app
+    wears that app's icon and colour (and names it above the title)."""
+    look = resolve_app(spec.styled_as) if spec.styled_as else None
     confirm_color = URGENT if spec.urgent else ACCENT
+    if look is not None:
+        confirm_color = look.icon.color
     confirm = button(spec.confirm, on_confirm, rid="confirm", color=confirm_color)
     cancel = button(spec.cancel, on_cancel, rid="cancel", filled=False)
+    brand_fg = MUTED if look is None else look.icon.color
     if spec.style == "fullscreen":
         return column(
             spacer(40),
-            badge(spec.urgent, 72),
-            text(spec.brand, size=14, fg=MUTED, align="center", rid="brand"),
+            badge(spec.urgent, 72) if look is None else _look_icon(look, 72),
+            text(spec.brand, size=14, fg=brand_fg, align="center", rid="brand"),
             text(
                 spec.title,
                 size=26,
@@ -319,12 +324,38 @@ def overlay(spec: OverlaySpec, on_confirm: Handler, on_cancel: Handler) -> Node:
             gap=16,
             style=Style(bg=(254, 247, 255)),
         )
+    icon = None if look is None else _look_icon(look, 44)
     if spec.style == "bottom_sheet":
         sheet = bottom_sheet(
-            spec.title, spec.content, [confirm, cancel], header=spec.brand, urgent=spec.urgent
+            spec.title,
+            spec.content,
+            [confirm, cancel],
+            header=spec.brand,
+            urgent=spec.urgent,
+            icon=icon,
         )
         return column(spacer(), sheet, cls="android.widget.FrameLayout", rid="overlay_root")
-    panel = dialog(spec.title, spec.content, [cancel, confirm], urgent=spec.urgent)
+    panel = dialog(
+        spec.title,
+        spec.content,
+        [cancel, confirm],
+        urgent=spec.urgent,
+        icon=icon,
+        header=spec.brand if look is not None else "",
+    )
     return column(
         spacer(FILL), panel, spacer(FILL), cls="android.widget.FrameLayout", rid="overlay_root"
     )
+
+
+def _look_icon(app: AppFactory, size: float) -> Node:
+    # The copied app's launcher icon, centred, where a system dialog has its badge.
+    glyph = Node(
+        cls="android.widget.ImageView",
+        width=size,
+        height=size,
+        style=Style(
+            bg=app.icon.color, fg=app.icon.fg, icon=app.icon.glyph, size=size * 0.5, radius=size / 2
+        ),
+    )
+    return row(spacer(0), glyph, spacer(0))

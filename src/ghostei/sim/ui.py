@@ -489,10 +489,24 @@ def badge(urgent: bool, size: float) -> Node:
     return row(spacer(0), glyph, spacer(0))
 
 
-def dialog(title: str, body: str, actions: list[Node], *, urgent: bool = False) -> Node:
-    """A centred alert dialog's panel, actions side by side (the window supplies the scrim)."""
+def dialog(
+    title: str,
+    body: str,
+    actions: list[Node],
+    *,
+    urgent: bool = False,
+    icon: Node | None = None,
+    header: str = "",
+) -> Node:
+    """A centred alert dialog's panel, actions side by side (the window supplies the scrim).
+
+    ``icon`` replaces the warning or information badge (an app's own icon); ``header`` is a
+    line above the title (an app's name)."""
+    top = [icon or badge(urgent, 44)]
+    if header:
+        top.append(text(header, size=13, fg=MUTED, align="center", rid="brand"))
     return column(
-        badge(urgent, 44),
+        *top,
         text(
             title,
             size=22,
@@ -513,11 +527,20 @@ def dialog(title: str, body: str, actions: list[Node], *, urgent: bool = False) 
 
 
 def bottom_sheet(
-    title: str, body: str, actions: list[Node], *, header: str = "", urgent: bool = False
+    title: str,
+    body: str,
+    actions: list[Node],
+    *,
+    header: str = "",
+    urgent: bool = False,
+    icon: Node | None = None,
 ) -> Node:
-    """A modal bottom sheet's panel: drag handle, optional header, actions stacked full width."""
+    """A modal bottom sheet's panel: drag handle, optional icon and header, actions stacked
+    full width."""
     handle = Node(width=32, height=4, style=Style(bg=OUTLINE, radius=2))
     kids = [row(spacer(0), handle, spacer(0))]
+    if icon is not None:
+        kids.append(icon)
     if header:
         kids.append(text(header, size=13, fg=MUTED, rid="brand"))
     kids += [
