@@ -18,7 +18,7 @@ class's ``__init__`` keywords.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -76,6 +76,23 @@ class Defence:
         # How the defence is named in agent names and events (its options added when set).
         self.label = self.name or type(self).__name__
 
+    @classmethod
+    def refuse(cls, options: Mapping[str, object], *, run_model: bool) -> str | None:
+        """Why the defence cannot run with ``options`` (in a run with a model or without),
+        asked before any episode; None when it can. By default: what its ``__init__``
+        raises (a ValueError) when built on a stand-in context."""
+        stand_in = DefenceContext(
+            instruction="",
+            apps=(),
+            owner=Owner(),
+            provider=_NoCalls() if run_model else None,
+        )
+        try:
+            cls(stand_in, **options)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
     def reset(self, instruction: str) -> None:
         """A new episode starts with this instruction."""
 
@@ -103,6 +120,15 @@ class Defence:
             summary=step.summary,
             blocked=Blocked(self.label, reason, step.action),
         )
+
+
+class _NoCalls:
+    """The stand-in for a run's model while options are checked: never called."""
+
+    config = ProviderConfig(model="stand-in")
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        raise AssertionError("a defence called its model while being built")
 
 
 def system_note(messages: Sequence[Message], note: str) -> list[Message]:
