@@ -385,12 +385,11 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
 
 
 def _own_models(guards: list[Defence]) -> list[MeteredProvider]:
-    """The metered models defences call besides the run's (``own_model``, as llm-guard's).
+    """The metered models defences call besides the run's (llm-guard's ``model=``).
 
     Without a run model the steps' usage, where such a defence adds its calls, is the count.
     """
-    found = (getattr(g, "own_model", None) for g in guards)
-    return [m for m in found if isinstance(m, MeteredProvider)]
+    return [g.own_model for g in guards if g.own_model is not None]
 
 
 def _judge(

@@ -27,6 +27,7 @@ from ..agents.base import Agent, AgentStep, Blocked
 from ..cases.schema import Case
 from ..observation import Observation
 from ..providers.base import Completion, Message, Provider, ProviderConfig
+from ..providers.usage import MeteredProvider
 from ..world import Owner
 
 DefencePoint = Literal["prompt", "observation", "action"]
@@ -75,6 +76,9 @@ class Defence:
         self.ctx = ctx
         # How the defence is named in agent names and events (its options added when set).
         self.label = self.name or type(self).__name__
+        # A model the defence calls besides the run's (llm-guard's model=), metered: the
+        # runner adds its usage to the episode's.
+        self.own_model: MeteredProvider | None = None
 
     @classmethod
     def refuse(cls, options: Mapping[str, object], *, run_model: bool) -> str | None:

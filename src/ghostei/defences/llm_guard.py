@@ -218,7 +218,6 @@ class LLMGuard(Defence):
         self.instruction = ctx.instruction
         # A model of its own, metered here (the runner adds ``own_model.usage`` to the
         # episode's); else the run's, already metered by the runner.
-        self.own_model: MeteredProvider | None = None
         if model:  # deterministic, and a verdict needs few tokens
             config = ProviderConfig(
                 provider=provider,
