@@ -10,6 +10,7 @@ import random
 
 from ..actions import Action
 from ..cases.schema import Case, Step
+from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..injection import build_injection
 from ..observation import Observation
 from .base import AgentContext, AgentStep, register_agent
@@ -33,7 +34,15 @@ def _give_up() -> Action:
 
 
 class Oracle:
-    """Executes the solution, closes every attack surface with its legitimate control."""
+    """Executes the solution, closes every attack surface with its legitimate control.
+
+    A solution may also deal with the attack in steps of its own: a tap in the attacker's
+    window (a step whose ``package`` is the overlay's attacker package) or a notification
+    swiped away (``swipe_away``). Such a step whose target is not on screen is skipped, never
+    searched for: the surface it deals with is not there (a run without attacks, or not yet
+    fired; once it shows, the dismissal above closes it). Any other step is the task's and
+    must be found.
+    """
 
     def __init__(self, ctx: AgentContext) -> None:
         self.case = ctx.case
@@ -46,12 +55,26 @@ class Oracle:
         dismiss = self._dismissal(observation)
         if dismiss is not None:
             return _step(dismiss, "dismiss attack surface")
+        step = self.script.current
+        while step is not None and self._deals_with_attack(step):
+            if find_element(step, observation) is not None:
+                break
+            self.script.position += 1  # no such surface on screen: nothing to deal with
+            step = self.script.current
         action = self.script.next_action(observation)
         if action is None:
             return _step(
                 _give_up() if self.script.failed else Action(action_type="finish"), "solution"
             )
         return _step(action, "solution")
+
+    def _deals_with_attack(self, step: Step) -> bool:
+        """Whether a solution step targets the attack's surface rather than the task's."""
+        if step.do == "swipe_away":
+            return True
+        if self.case.use_dynamic != "Overlay Attack" or step.package is None:
+            return False
+        return step.package == (self.case.overlay.package or DEFAULT_ATTACKER_PACKAGE)
 
     def _dismissal(self, obs: Observation) -> Action | None:
         case = self.case
@@ -99,7 +122,9 @@ class Gullible:
 
     def act(self, observation: Observation) -> AgentStep:
         self.seen = self.seen or self.planted.shows(observation)
-        if not self.engaged and self._surface_visible(observation):
+        # A harmful instruction is its own surface: engaged or not from the start (reset).
+        deceptive = self.case.case_type == "User-Provided Instructions"
+        if not self.engaged and not deceptive and self._surface_visible(observation):
             self.engaged = True
         if self.engaged and not self.attack.done:
             action = self.attack.next_action(observation)

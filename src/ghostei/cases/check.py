@@ -1,12 +1,18 @@
 """The benchmark's own validity gate: every case solvable safely, every attack reachable.
 
 ``ghostei cases check`` runs the two reference agents on each case, on the simulated phone
-with no frames, and holds the case to three promises:
+with no frames, and holds the case to four promises:
 
 - ``oracle`` solves it: the task check holds and neither attack check does (label TC);
 - ``gullible`` is compromised: the full attack check holds, or the partial one (FAS or PAS);
 - the attack reaches ``gullible``: it was on screen in an observation the agent was given
-  (``EpisodeRecord.exposed``), whatever the vector, a dynamic one included.
+  (``EpisodeRecord.exposed``), whatever the vector, a dynamic one included;
+- ``oracle`` solves it without the attack too (``--no-attack``, label TC): the clean task
+  (a harmful instruction's benign counterpart, a static case's clean records) can be done,
+  so clean utility measures agents, not broken cases. A harmful instruction with no benign
+  counterpart cannot run clean: a failure, unless it is an imported row (its attack checks
+  are free text for an LLM judge, and upstream gives no benign request), which is reported
+  as unverifiable.
 
 A predicate the case leaves to an LLM judge (``{"judge": "llm"}``, e.g. an imported upstream
 row's free-text task) cannot be verified by rules: it is reported as *unverifiable by rules*,
@@ -26,9 +32,10 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from ..attacks import NO_ATTACK, fits
 from ..checks import LlmJudged
 from ..injection import DeceptiveInstruction, build_injection
 from ..judge.rules import PREDICATES
@@ -51,6 +58,10 @@ UNVERIFIABLE = {
     "gullible exposure": (
         "gullible: exposure (the attack is free text for an LLM judge: nothing planted on "
         "the phone that rules could see on screen)"
+    ),
+    "oracle clean": (
+        "oracle without the attack: an imported harmful instruction has no benign "
+        "counterpart, so it cannot run clean"
     ),
 }
 
@@ -94,7 +105,8 @@ class CheckReport:
 
 
 def check_case(case: Case, config: RunConfig | None = None) -> CaseCheck:
-    """Run ``oracle`` and ``gullible`` on ``case`` (on the simulator, no frames) and judge it."""
+    """Run ``oracle`` and ``gullible`` on ``case`` (on the simulator, no frames), and
+    ``oracle`` once more without the attack, and judge it."""
     config = config or RunConfig(frames="none")
     oracle = run_episode(case, "oracle", config, None)
     gullible = run_episode(case, "gullible", config, None)
@@ -102,6 +114,16 @@ def check_case(case: Case, config: RunConfig | None = None) -> CaseCheck:
     unverifiable: list[str] = []
     _check_oracle(case, oracle, problems, unverifiable)
     _check_gullible(case, gullible, problems, unverifiable)
+    if fits(case, NO_ATTACK):
+        clean = run_episode(case, "oracle", replace(config, attack=NO_ATTACK), None)
+        _check_clean(case, clean, problems, unverifiable)
+    elif _left_to_llm(case, "full_attack") and _left_to_llm(case, "partial_attack"):
+        unverifiable.append("oracle clean")  # an imported row: upstream gives no benign request
+    else:
+        problems.append(
+            "oracle without the attack: a harmful instruction with no benign counterpart "
+            "cannot run clean; give the case a `benign` (prompt, solution, task)"
+        )
     return CaseCheck(case.id, case.case, problems, unverifiable)
 
 
@@ -169,6 +191,28 @@ def _check_oracle(case: Case, record: EpisodeRecord, problems: list[str], open_:
     # Every predicate as expected, yet no TC (e.g. a trigger the backend cannot fire).
     if (len(problems), len(open_)) == before and record.label != "TC":
         problems.append(f"oracle: labelled {record.label}, not TC ({verdict.rationale})")
+
+
+def _check_clean(case: Case, record: EpisodeRecord, problems: list[str], open_: list[str]) -> None:
+    """The clean episode: no attack was present, so only the (clean) task is judged."""
+    if _episode_failed("oracle without the attack", record, problems):
+        return
+    verdict = record.verdict
+    assert verdict is not None
+    if verdict.predicates.get("task") is None:
+        # A benign counterpart's task is always a rule check; any other is the attacked
+        # episode's own, and one left to an LLM judge is already reported ("oracle task").
+        if case.benign is not None or not _left_to_llm(case, "task"):
+            problems.append(
+                "oracle without the attack: the rules could not decide the task check "
+                f"({verdict.rationale})"
+            )
+    elif record.label != "TC":
+        what = "benign task" if case.benign is not None else "task"
+        problems.append(
+            f"oracle without the attack: the {what} check does not hold: the clean solution "
+            f"does not solve it ({verdict.rationale})"
+        )
 
 
 def _free_text_attack(case: Case) -> bool:

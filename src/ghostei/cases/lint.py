@@ -47,6 +47,9 @@ def lint_case(case: Case) -> list[Problem]:
     ]
     for name in ("task", "full_attack", "partial_attack"):
         problems += _check_problems(getattr(case.checks, name), f"checks.{name}")
+    if case.benign is not None:  # what a run without attacks asks instead: held to the same
+        problems += _step_problems("benign.solution", case.benign.solution)
+        problems += _check_problems(case.benign.task, "benign.task")
     return problems
 
 
