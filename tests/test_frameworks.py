@@ -15,7 +15,6 @@ from PIL import Image
 from ghostei.actions import Action
 from ghostei.agents import AGENTS, AgentContext, AgentStep, build_agent
 from ghostei.agents.base import Agent
-from ghostei.defences import defended
 from ghostei.agents.frameworks.androidworld import AndroidWorldAgent
 from ghostei.agents.frameworks.appagent import AppAgent, tag_elements
 from ghostei.agents.frameworks.marks import Grid
@@ -24,6 +23,7 @@ from ghostei.agents.frameworks.perception import from_elements, from_ocr, merge_
 from ghostei.agents.frameworks.uitars import UITars
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
+from ghostei.defences import defended
 from ghostei.injection import build_injection
 from ghostei.observation import Observation
 from ghostei.parsing.uitars import smart_resize
