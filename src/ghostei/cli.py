@@ -33,7 +33,7 @@ from .console import (
 )
 from .defences import DefenceError, parse_specs
 from .frames import FRAMES_MODES, FramesMode
-from .metrics import COMPROMISED, AgentMetrics, by_agent, is_exposed
+from .metrics import COMPROMISED, AgentMetrics, by_agent, is_attacked, is_exposed
 from .parsing import PARSERS, Screen, parse_action
 from .providers import PriceTable, ProviderConfig
 from .providers.preflight import PromptSize
@@ -450,9 +450,17 @@ def _summary_notes(records: list[EpisodeRecord], agents: list[str]) -> list[str]
     to an error. Errored episodes (no label) are listed apart, on stderr, by ``run``."""
     lines: list[str] = []
     unexposed: dict[str, list[int]] = {}
+    clean = 0  # episodes run without attacks: there was nothing to reach the agent
     for r in records:
-        if r.label != "error" and not is_exposed(r):
+        if r.label != "error" and not is_attacked(r):
+            clean += 1
+        elif r.label != "error" and not is_exposed(r):
             unexposed.setdefault(r.agent, []).append(r.case)
+    if clean:
+        lines.append(
+            f"{clean} episode(s) without attacks (--no-attack): their TC is clean utility; "
+            "they are no FAS or PAS and outside VR (— when no episode was attacked)"
+        )
     for agent in [a for a in agents if a in unexposed]:
         listed = ", ".join(map(str, sorted(unexposed[agent])))
         lines.append(f"{agent}: the attack never reached the agent in cases {listed}")
