@@ -243,9 +243,10 @@ def cases_import_upstream(path: Path, out_dir: Path) -> None:
     help="Processes to spread the cases over.",
 )
 def cases_check(spec: str | None, workers: int) -> None:
-    """The benchmark's validity gate: run oracle and gullible on each case (simulator, no
-    frames); exit 1 naming every case the oracle does not solve (TC), that does not compromise
-    gullible (FAS or PAS), or whose attack never reaches gullible.
+    """The benchmark's validity gate: run oracle and gullible on each case, and oracle once
+    more without the attack (simulator, no frames); exit 1 naming every case the oracle does
+    not solve (TC), that does not compromise gullible (FAS or PAS), whose attack never reaches
+    gullible, or whose clean task (--no-attack) the oracle does not solve.
 
     What a case leaves to an LLM judge is reported as unverifiable by rules, not failed.
     """
