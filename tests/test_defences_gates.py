@@ -27,7 +27,8 @@ from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
 from ghostei.defences import DEFENCES, DefenceContext, catalogue, parse_spec
 from ghostei.defences.data_gate import DataGate, contains, secrets_of
-from ghostei.defences.overlay_gate import OverlayGate, task_packages
+from ghostei.defences.overlay_gate import OverlayGate
+from ghostei.defences.windows import task_packages
 from ghostei.observation import Observation, UIElement
 from ghostei.runner import RunConfig, run_episode
 from ghostei.world import Owner, build_world
@@ -248,8 +249,10 @@ CTX = DefenceContext(
 def test_bad_option_values_are_refused(cls: type[OverlayGate] | type[DataGate]) -> None:
     with pytest.raises(ValueError, match=r"on_block must be one of skip, ask, not 'never'"):
         cls(CTX, on_block="never")
-    assert "on_block must be one of skip, ask" in (cls.refuse({"on_block": "Skip"}) or "")
-    assert cls.refuse({"on_block": "ask"}) is None and cls.refuse({}) is None
+    refused = cls.refuse({"on_block": "Skip"}, run_model=False) or ""
+    assert "on_block must be one of skip, ask" in refused
+    assert cls.refuse({"on_block": "ask"}, run_model=False) is None
+    assert cls.refuse({}, run_model=True) is None
     spec = parse_spec(f"{cls.name}:on_block=never")  # types are checked here, values on build
     with pytest.raises(ValueError, match="on_block must be"):
         spec.build(CTX)

@@ -202,7 +202,7 @@ def catalogue() -> list[dict[str, object]]:
 def _register_builtins() -> None:
     # The built-in defences are this package's modules, one each: importing registers them.
     for module in pkgutil.iter_modules(__path__):
-        if module.name not in ("base", "command"):
+        if module.name not in ("base", "command", "windows"):
             importlib.import_module(f"{__name__}.{module.name}")
 
 

@@ -32,6 +32,21 @@ from ..world import Owner
 
 DefencePoint = Literal["prompt", "observation", "action"]
 POINTS: tuple[DefencePoint, ...] = ("prompt", "observation", "action")
+# What a gate does with an action it stops: nothing instead (the episode goes on), or ask the
+# user (``ask_user``, which ends the episode).
+ON_BLOCK = ("skip", "ask")
+
+
+def check_on_block(defence: str, value: object) -> str:
+    """``value`` if it is an ``on_block`` choice; a ValueError naming the choices otherwise."""
+    if value not in ON_BLOCK:
+        raise ValueError(f"{defence}: on_block must be one of {', '.join(ON_BLOCK)}, not {value!r}")
+    return str(value)
+
+
+def ask_user(note: str) -> Action:
+    """The ``ask_user`` a gate with ``on_block=ask`` carries out instead: ends the episode."""
+    return Action(action_type="ask_user", text=f"{note} Should I go on, and how?")
 
 
 @dataclass(frozen=True)

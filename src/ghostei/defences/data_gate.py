@@ -47,15 +47,14 @@ becomes ``ask_user`` with a short note of what was blocked, which ends the episo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..agents.base import AgentStep
 from ..observation import Observation
 from ..world import Owner
 from . import register_defence
-from .base import Defence, DefenceContext
-from .overlay_gate import ask_instead, check_on_block, refuse_options, target_of, task_packages
+from .base import Defence, DefenceContext, ask_user, check_on_block
+from .windows import target_of, task_packages
 
 # The owner's secrets the gate guards: (Owner field, how a reason names it, compared by digits).
 SECRETS: tuple[tuple[str, str, bool], ...] = (
@@ -166,11 +165,6 @@ class DataGate(Defence):
         self.secrets = secrets_of(ctx.owner)
         self.reset(ctx.instruction)
 
-    @classmethod
-    def refuse(cls, options: Mapping[str, object], *, run_model: bool = False) -> str | None:
-        """A bad ``on_block``, said before the run starts."""
-        return refuse_options(cls.name, options)
-
     def reset(self, instruction: str) -> None:
         # What the instruction calls for (strict): kinds named by a keyword or by value.
         self.called_for = {
@@ -209,5 +203,5 @@ class DataGate(Defence):
         reason = f"typing the owner's {names}: {problem}"
         if self.on_block == "ask":
             note = f"I stopped typing your {names} here: {problem}."
-            return self.block(step, reason, ask_instead(note))
+            return self.block(step, reason, ask_user(note))
         return self.block(step, reason)

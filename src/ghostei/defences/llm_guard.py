@@ -58,13 +58,12 @@ from ..providers.base import Message, Provider, ProviderConfig
 from ..providers.build import build_provider
 from ..providers.usage import MeteredProvider, Usage
 from . import register_defence
-from .base import Defence, DefenceContext
+from .base import ON_BLOCK, Defence, DefenceContext, ask_user
 
 # The actions the guard reviews (see the module's docstring for why these).
 CHECKED = frozenset({"click", "double_tap", "long_press", "input_text", "open_app"})
 MODES = ("critic",)
 ON_UNSURE = ("allow", "block")
-ON_BLOCK = ("skip", "ask")
 MAX_LABEL = 160  # characters of an element's text shown to the guard
 
 SYSTEM = (
@@ -294,6 +293,6 @@ class LLMGuard(Defence):
             return step
         reason = reason or "the guard blocked it without a reason"
         if self.on_block == "ask":
-            question = f"I stopped before this step, which looks unsafe: {reason} Go on?"
-            return self.block(step, reason, Action(action_type="ask_user", text=question))
+            note = f"I stopped before this step, which looks unsafe: {reason}"
+            return self.block(step, reason, ask_user(note))
         return self.block(step, reason)

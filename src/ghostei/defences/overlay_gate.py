@@ -42,37 +42,12 @@ becomes ``ask_user`` with a short note of what was blocked, which ends the episo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 
-from ..actions import Action
 from ..agents.base import AgentStep
 from ..observation import Observation, UIElement
-from ..sim import system_ui as sysui
-from ..sim.apps.base import resolve_app  # importing the apps package registers every app
 from . import register_defence
-from .base import Defence, DefenceContext
-
-ON_BLOCK = ("skip", "ask")
-
-# Packages whose windows are the system's, not an app's. The simulator's own (framework,
-# system UI, launcher, keyboard) first; then what a real Android 14 device draws its
-# system dialogs with: the permission prompt, the share sheet (API 34's intent resolver) and
-# other common input methods (the emulator's ADB keyboard among them).
-SYSTEM_PACKAGES = frozenset(
-    {
-        sysui.CHOOSER_PACKAGE,  # "android"
-        sysui.SYSTEMUI_PACKAGE,
-        sysui.LAUNCHER_PACKAGE,
-        sysui.IME_PACKAGE,
-        "com.android.permissioncontroller",
-        "com.google.android.permissioncontroller",
-        "com.android.intentresolver",
-        "com.android.inputmethod.latin",
-        "com.android.adbkeyboard",
-        "com.samsung.android.honeyboard",
-        "com.touchtype.swiftkey",
-    }
-)
+from .base import Defence, DefenceContext, ask_user, check_on_block
+from .windows import target_of, trusted_packages
 
 TAPS = frozenset({"click", "double_tap", "long_press"})
 
@@ -105,54 +80,6 @@ DISMISSALS = frozenset(
 )
 
 
-def check_on_block(defence: str, value: object) -> str:
-    """``value`` if it is a known ``on_block``; a ValueError naming the choices otherwise."""
-    if value not in ON_BLOCK:
-        raise ValueError(f"{defence}: on_block must be one of {', '.join(ON_BLOCK)}, not {value!r}")
-    return str(value)
-
-
-def refuse_options(defence: str, options: Mapping[str, object]) -> str | None:
-    """What is wrong with ``options`` before any episode runs (the run command asks)."""
-    try:
-        check_on_block(defence, options.get("on_block", "skip"))
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-def task_packages(apps: Iterable[str]) -> frozenset[str]:
-    """The packages of the apps a task names, by the simulator's app registry (label, package
-    or alias). A name the registry does not know is kept if it looks like a package
-    (``com.example.app``); others ("System UI") name no app of their own."""
-    packages = set()
-    for name in apps:
-        cls = resolve_app(name)
-        if cls is not None:
-            packages.add(cls.package)
-        elif re.fullmatch(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+", name.strip()):
-            packages.add(name.strip())
-    return frozenset(packages)
-
-
-def focused_field(observation: Observation) -> UIElement | None:
-    """The text field that has input focus (the last one listed: the topmost window's)."""
-    for element in reversed(observation.elements):
-        if element.focused and element.editable:
-            return element
-    return None
-
-
-def target_of(observation: Observation, action: Action) -> UIElement | None:
-    """The element ``action`` acts on: its index or point; for typing and Enter without
-    either, the focused field (where the text goes)."""
-    if action.index is None and action.x is None:
-        if action.action_type in ("input_text", "keyboard_enter"):
-            return focused_field(observation)
-        return None
-    return observation.target(action)
-
-
 def is_dismissal(element: UIElement) -> bool:
     """Whether every label of ``element`` is a refusal ("Cancel", "Not now", ...)."""
     labels = [label for label in (element.text, element.content_desc) if label.strip()]
@@ -173,11 +100,6 @@ def describe(element: UIElement) -> str:
     if len(label) > 40:
         label = label[:37] + "..."
     return repr(label) if label else element.class_name.rsplit(".", 1)[-1]
-
-
-def ask_instead(note: str) -> Action:
-    """The ``ask_user`` a gate with ``on_block=ask`` carries out instead: ends the episode."""
-    return Action(action_type="ask_user", text=f"{note} Should I go on, and how?")
 
 
 @register_defence
@@ -201,12 +123,7 @@ class OverlayGate(Defence):
         super().__init__(ctx)
         self.on_block = check_on_block(self.name, on_block)
         self.allow_dismiss = allow_dismiss
-        self.allowed = SYSTEM_PACKAGES | task_packages(ctx.apps)
-
-    @classmethod
-    def refuse(cls, options: Mapping[str, object], *, run_model: bool = False) -> str | None:
-        """A bad ``on_block``, said before the run starts."""
-        return refuse_options(cls.name, options)
+        self.allowed = trusted_packages(ctx.apps)
 
     def review(self, observation: Observation, step: AgentStep) -> AgentStep:
         action = step.action
@@ -228,5 +145,5 @@ class OverlayGate(Defence):
         )
         if self.on_block == "ask":
             note = f"I stopped {what} {describe(element)}, shown over the app by {package}."
-            return self.block(step, reason, ask_instead(note))
+            return self.block(step, reason, ask_user(note))
         return self.block(step, reason)

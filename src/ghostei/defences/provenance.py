@@ -36,42 +36,12 @@ from dataclasses import replace
 from PIL import Image, ImageDraw
 
 from ..observation import Bounds, Observation, UIElement
-from ..sim.apps.base import resolve_app  # the package registers every app first
 from ..sim.render import font
-from ..sim.system_ui import CHOOSER_PACKAGE, IME_PACKAGE, LAUNCHER_PACKAGE, SYSTEMUI_PACKAGE
 from . import register_defence
 from .base import Defence, DefenceContext
+from .windows import is_foreign, trusted_packages
 
-# Packages of the system itself: what an attacker's app cannot draw as. The launcher and the
-# keyboard of stock Android images are listed beside the simulator's (Pixel) ones.
-SYSTEM_PACKAGES = frozenset(
-    {
-        SYSTEMUI_PACKAGE,
-        CHOOSER_PACKAGE,
-        LAUNCHER_PACKAGE,
-        IME_PACKAGE,
-        "com.android.launcher3",
-        "com.android.inputmethod.latin",
-    }
-)
 BORDER = (230, 0, 126)  # a magenta that app palettes rarely use
-
-
-def trusted_packages(apps: Iterable[str]) -> frozenset[str]:
-    """The system's packages and those of the apps named (``System UI`` is the system)."""
-    named = set()
-    for name in apps:
-        app = resolve_app(name)
-        if app is not None:
-            named.add(app.package)
-    return SYSTEM_PACKAGES | named
-
-
-def is_foreign(element: UIElement, observation: Observation, trusted: frozenset[str]) -> bool:
-    """Whether ``element`` was drawn by an app neither in front, nor the system, nor named by
-    the task (an element without a package cannot be attributed, and is not flagged)."""
-    package = element.package
-    return bool(package) and package != observation.foreground_package and package not in trusted
 
 
 def tag(element: UIElement, observation: Observation) -> str:

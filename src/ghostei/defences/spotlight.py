@@ -37,7 +37,7 @@ from ..observation import Observation, UIElement
 from ..providers.base import Message
 from . import register_defence
 from .base import Defence, DefenceContext, system_note
-from .provenance import is_foreign, trusted_packages
+from .windows import is_foreign, trusted_packages
 
 WHITESPACE = re.compile(r"\s")
 
