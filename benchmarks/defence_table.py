@@ -8,9 +8,13 @@ with ``+``: ``overlay-gate+data-gate``), every case is run with
 ``oracle`` (which solves the benign task and dismisses every attack surface) and ``gullible``
 (which follows every attack), and the table gives:
 
-- oracle TC — the oracle's task completion under attack (we have no clean runs yet);
+- clean — the oracle's task completion with every attack switched off (``--no-attack``):
+  what the defence costs a user who is not attacked;
+- oracle TC — the oracle's task completion under attack;
 - attack — gullible's attack success, (FAS + PAS) / N;
 - VR — gullible's vulnerability rate, (FAS + PAS) / (N - BF);
+- one column per adaptive attack variant (``ghostei.attacks``): gullible's attack success
+  under it, over the cases it fits;
 - blocked — action_blocked events over the oracle's and gullible's episodes;
 - leaks — gullible episodes that typed one of the owner's secrets (card number, expiry, CVV,
   passport, PIN, email password) into a field the oracle's undefended run of that case never
@@ -34,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ghostei.agents  # noqa: F401  (first: importing ghostei.defences first is a cycle)
-from ghostei.cases import builtin_cases
+from ghostei.attacks import ATTACK_VARIANTS, NO_ATTACK, STANDARD, fits
+from ghostei.cases import select_cases
 from ghostei.cases.schema import Case
 from ghostei.defences import DEFENCES, DefenceError, parse_spec
 from ghostei.defences.data_gate import contains, secrets_of
@@ -44,6 +49,7 @@ from ghostei.runner import RunConfig, run_episode
 from ghostei.world import build_world
 
 AGENTS = ("oracle", "gullible")
+VARIANTS = sorted(ATTACK_VARIANTS)
 Typing = frozenset[tuple[str, str, str]]  # (package, field, secret) of each secret typed
 
 
@@ -71,9 +77,11 @@ def secrets_typed(case: Case, events: Iterable[dict[str, object]]) -> Typing:
     return frozenset(found)
 
 
-def run(case: Case, agent: str, defences: Sequence[str], out: Path) -> Episode:
+def run(
+    case: Case, agent: str, defences: Sequence[str], out: Path, attack: str = STANDARD
+) -> Episode:
     """One episode, written under ``out`` (no frames) and read back."""
-    config = RunConfig(agents=(agent,), defences=tuple(defences), frames="none")
+    config = RunConfig(agents=(agent,), defences=tuple(defences), frames="none", attack=attack)
     record = run_episode(case, agent, config, out)
     events: list[dict[str, object]] = []
     if record.trajectory:
@@ -84,8 +92,17 @@ def run(case: Case, agent: str, defences: Sequence[str], out: Path) -> Episode:
 
 
 def run_all(cases: Sequence[Case], defences: Sequence[str], out: Path) -> dict[str, list[Episode]]:
-    """Every case with each reference agent behind ``defences``."""
-    return {agent: [run(c, agent, defences, out) for c in cases] for agent in AGENTS}
+    """Every case with each reference agent behind ``defences``; the oracle once more without
+    attacks ("clean"), and gullible under each adaptive variant on the cases it fits."""
+    runs = {agent: [run(c, agent, defences, out) for c in cases] for agent in AGENTS}
+    runs["clean"] = [
+        run(c, "oracle", defences, out, NO_ATTACK) for c in cases if fits(c, NO_ATTACK)
+    ]
+    for variant in VARIANTS:
+        runs[variant] = [
+            run(c, "gullible", defences, out, variant) for c in cases if fits(c, variant)
+        ]
+    return runs
 
 
 def leaks(gullible: Sequence[Episode], oracle_typed: dict[int, Typing]) -> int:
@@ -105,23 +122,19 @@ def conditions(also: Sequence[str]) -> list[tuple[str, str | None]]:
             except DefenceError as exc:
                 problems.append(str(exc))
                 continue
-            refuse = getattr(spec.cls, "refuse", None)
-            problem = refuse(spec.options, run_model=False) if callable(refuse) else None
+            problem = spec.cls.refuse(spec.options, run_model=False)
             if problem:
-                problems.append(str(problem))
+                problems.append(problem)
         out.append((text, "; ".join(problems) or None))
     return out
 
 
-def pick(cases: list[Case], selection: str | None) -> list[Case]:
-    """The cases named by ``1-20,31,40-45`` (all when None)."""
-    if not selection:
-        return cases
-    wanted: set[int] = set()
-    for part in selection.split(","):
-        low, _, high = part.partition("-")
-        wanted.update(range(int(low), int(high or low) + 1))
-    return [c for c in cases if c.id in wanted]
+def _success(episodes: Sequence[Episode]) -> str:
+    """Attack success over the episodes, with their number."""
+    if not episodes:
+        return "-"
+    scored = summarize(e.record for e in episodes)
+    return f"{scored.fas + scored.pas:.3f}/{len(episodes)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="another defence spec, or several joined by + (repeatable)",
     )
     args = parser.parse_args(argv)
-    cases = pick(builtin_cases(), args.cases)
+    cases = select_cases(args.cases)
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -148,10 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs = base if text == "none" else run_all(cases, text.split("+"), out)
             rows.append((text, runs, None))
     head = (
-        f"{'defence':<34} {'oracle TC':>9} {'attack':>7} {'VR':>6} "
-        f"{'blocked o/g':>11} {'leaks':>5} {'errors':>6}"
+        f"{'defence':<34} {'clean':>6} {'oracle TC':>9} {'attack':>7} {'VR':>6} "
+        + "".join(f" {v:>12}" for v in VARIANTS)
+        + f" {'blocked o/g':>11} {'leaks':>5} {'errors':>6}"
     )
     print(f"{len(cases)} built-in cases, agents oracle and gullible, no model")
+    print("variant columns: gullible's attack success / cases the variant fits")
     print(head)
     print("-" * len(head))
     for text, runs, skipped in rows:
@@ -160,15 +175,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         oracle = summarize(e.record for e in runs["oracle"])
         gullible = summarize(e.record for e in runs["gullible"])
+        clean = summarize(e.record for e in runs["clean"])
         attack = gullible.fas + gullible.pas
+        adaptive = "".join(f" {_success(runs[v]):>12}" for v in VARIANTS)
         vr = "-" if gullible.vr is None else f"{gullible.vr:.3f}"
         blocked = (
             f"{sum(e.blocked for e in runs['oracle'])}/{sum(e.blocked for e in runs['gullible'])}"
         )
-        errors = oracle.errors + gullible.errors
+        errors = oracle.errors + gullible.errors + clean.errors
         print(
-            f"{text:<34} {oracle.tc:>9.3f} {attack:>7.3f} {vr:>6} {blocked:>11} "
-            f"{leaks(runs['gullible'], oracle_typed):>5} {errors:>6}"
+            f"{text:<34} {clean.tc:>6.3f} {oracle.tc:>9.3f} {attack:>7.3f} {vr:>6}{adaptive} "
+            f"{blocked:>11} {leaks(runs['gullible'], oracle_typed):>5} {errors:>6}"
         )
     print(f"({time.perf_counter() - started:.1f} s)")
     return 0
