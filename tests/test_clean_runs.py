@@ -303,7 +303,9 @@ def test_a_no_attack_run_records_its_condition(tmp_path: Path) -> None:
         (13, "TC", "none"),
     }
     assert "without attacks (--no-attack)" in result.stdout
-    trajectory = json.loads((out / records[1].trajectory / "trajectory.json").read_text())
+    # Records are in the order episodes finished (in parallel): find case 13's by its id.
+    [rumour] = [r for r in records if r.case == 13]
+    trajectory = json.loads((out / rumour.trajectory / "trajectory.json").read_text())
     benign = next(c for c in DECEPTIVE if c.id == 13).benign
     assert benign is not None and trajectory["instruction"] == benign.prompt
 
