@@ -167,7 +167,8 @@ def test_csv_parses(run: Path) -> None:
     assert (oracle["n"], oracle["tc"], oracle["tc_lo"], oracle["tc_hi"]) == ("6", "1", "1", "1")
     assert {r["group_by"] for r in rows} == {"all", *BREAKDOWNS}
     for r in rows:
-        for key in CSV_COLUMNS[3:]:
+        assert r["attack"] == "standard"  # the run's condition, the last column
+        for key in CSV_COLUMNS[3:-1]:
             assert r[key] == "" or 0 <= float(r[key]) <= max(1, int(float(r[key])))
     risk_rows = [r for r in rows if r["group_by"] == "risk" and r["agent"] == "gullible"]
     assert {r["group"] for r in risk_rows} == {x for c in run_cases(run).values() for x in c.risks}

@@ -17,6 +17,7 @@ from ..judge.store import JUDGES, judged_records, judgement_path
 from ..metrics import BREAKDOWNS
 from ..rundir import RunDir, RunDirError
 from .compare import (
+    RunEntry,
     compare_csv,
     compare_json,
     compare_markdown,
@@ -25,7 +26,23 @@ from .compare import (
     load_run,
     paired_rows,
 )
-from .tables import build_report, report_csv, report_json, report_markdown, report_tables
+from .tables import (
+    attack_of,
+    build_report,
+    report_csv,
+    report_json,
+    report_markdown,
+    report_tables,
+)
+from .tradeoff import (
+    AmbiguousRuns,
+    build_tradeoff,
+    tradeoff_csv,
+    tradeoff_html,
+    tradeoff_json,
+    tradeoff_markdown,
+    tradeoff_tables,
+)
 
 REPORT_FORMATS = ("table", "md", "json", "csv", "html")
 
@@ -132,6 +149,8 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
     labels), csv has one row per agent (group_by and group "all") and one per breakdown group
     and agent. html is one self-contained file with a trajectory viewer; without --output it
     is written to RUN_DIR/report.html (report-<judge>.html for the llm and hybrid judges).
+    Every format says the run's attack condition (standard, none: a clean run, or an adaptive
+    variant); in a clean run TC is clean utility.
     """
     rundir, manifest = _load_run(run_dir)
     by = _by(by_spec)
@@ -160,6 +179,7 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
             agent_order=agent_labels(manifest.get("config", {})),
             by=by,
             title=rundir.path.name,
+            attack=attack_of(manifest.get("config", {})),
         )
     except (RunDirError, ValueError) as exc:
         fail(f"{run_dir}: {exc}")
@@ -179,9 +199,10 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "md", "json", "csv"]),
+    type=click.Choice(["table", "md", "json", "csv", "html"]),
     default="table",
     show_default=True,
+    help="html: the trade-off view as a standalone page with its plot.",
 )
 @OUTPUT_OPTION
 @click.option(
@@ -189,17 +210,41 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
     is_flag=True,
     help="With two runs of the same cases: per agent and rate, B − A over the shared episodes.",
 )
+@click.option(
+    "--tradeoff/--leaderboard",
+    "tradeoff",
+    default=None,
+    help="Defences side by side (clean utility, utility under attack, VR, per variant VR), "
+    "or the leaderboard. Default: the trade-off when the runs differ in attack condition.",
+)
 def compare(
-    run_dirs: tuple[Path, ...], judge: str, fmt: str, output: Path | None, paired: bool
+    run_dirs: tuple[Path, ...],
+    judge: str,
+    fmt: str,
+    output: Path | None,
+    paired: bool,
+    tradeoff: bool | None,
 ) -> None:
-    """A leaderboard across runs: run, agent, model, N, TC and VR with 95% intervals.
+    """A leaderboard across runs: run, agent, model, N, TC and VR with 95% intervals; or,
+    when the runs differ in attack condition, defences side by side.
 
     Sorted by VR, least vulnerable first. --paired (exactly two runs, A then B) adds the
     paired difference of each rate with its paired-bootstrap interval; with --format csv it
     prints the paired rows instead of the leaderboard.
+
+    The trade-off view (--tradeoff) has a row per agent and defences found in the runs: clean
+    utility (TC in the run without attacks), utility under attack, FAS, PAS and VR (the
+    standard run), attack success ((FAS + PAS) / N, which keeps the episodes a defence left
+    stuck), and VR and attack success under each adaptive variant run. One run per condition
+    for each agent and defences: more are refused as ambiguous. --format html writes it as a
+    standalone page with the plot of clean utility against VR.
     """
     if paired and len(run_dirs) != 2:
         fail(f"--paired compares exactly two runs, not {len(run_dirs)}")
+    if fmt == "html" and (paired or tradeoff is False):
+        fail("--format html is the trade-off view: it takes neither --paired nor --leaderboard")
+    if paired and tradeoff:
+        fail("--paired compares two runs episode by episode: it has no --tradeoff view")
     names = [p.name or str(p) for p in run_dirs]
     # Two folders of the same name (a/run, b/run) are told apart by their paths.
     names = [str(p) if names.count(n) > 1 else n for p, n in zip(run_dirs, names, strict=True)]
@@ -213,6 +258,11 @@ def compare(
             fail(str(exc))
         _warn(list(entry.warnings))
         runs.append(entry)
+    if tradeoff is None:
+        tradeoff = fmt == "html" or (not paired and len({e.attack for e in runs}) > 1)
+    if tradeoff:
+        _tradeoff(runs, judge, fmt, output)
+        return
     rows = leaderboard(runs)
     pairs = paired_rows(runs[0], runs[1]) if paired else None
     if fmt == "json":
@@ -224,3 +274,20 @@ def compare(
         _text(compare_csv(rows, pairs), output)
     else:
         _emit(compare_tables(runs, rows, pairs, judge), output)
+
+
+def _tradeoff(runs: list[RunEntry], judge: str, fmt: str, output: Path | None) -> None:
+    try:
+        view = build_tradeoff(runs, judge)
+    except AmbiguousRuns as exc:
+        fail(str(exc))
+    if fmt == "json":
+        _text(json.dumps(tradeoff_json(view), indent=2, ensure_ascii=False) + "\n", output)
+    elif fmt == "md":
+        _text(tradeoff_markdown(view), output)
+    elif fmt == "csv":
+        _text(tradeoff_csv(view), output)
+    elif fmt == "html":
+        _text(tradeoff_html(view), output)
+    else:
+        _emit(tradeoff_tables(view), output)

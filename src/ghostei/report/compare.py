@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..agents.frameworks import MODEL_AGENTS
+from ..attacks import STANDARD
 from ..defences import agent_labels, base_agent
 from ..judge.store import judged_records
 from ..metrics import CI_METRICS, PairedDifference, paired_difference
@@ -30,6 +31,7 @@ from .tables import (
     RATE_TITLES,
     Scored,
     add_columns,
+    attack_of,
     ci_cell,
     csv_text,
     md_table,
@@ -51,6 +53,8 @@ class RunEntry:
     agents: list[str]  # the run's agent order
     records: list[EpisodeRecord]
     warnings: tuple[str, ...] = ()  # e.g. a torn last line left out of the records
+    attack: str = STANDARD  # the run's attack condition (``ghostei.attacks``)
+    cases: int | None = None  # the cases of its manifest
 
     def model_of(self, agent: str) -> str | None:
         """The run's model, for the agents that used one (reference agents call none)."""
@@ -77,6 +81,8 @@ def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
         agents=agent_labels(config),
         records=records,
         warnings=tuple(torn.describe() for torn in run.torn_lines()),
+        attack=attack_of(config),
+        cases=len(manifest.get("cases") or []),
     )
 
 
@@ -88,9 +94,16 @@ class LeaderRow:
     agent: str
     model: str | None
     scored: Scored
+    attack: str = STANDARD  # the run's attack condition
 
     def to_json(self) -> dict[str, Any]:
-        return {"run": self.run, "agent": self.agent, "model": self.model, **self.scored.to_json()}
+        return {
+            "run": self.run,
+            "agent": self.agent,
+            "model": self.model,
+            "attack": self.attack,
+            **self.scored.to_json(),
+        }
 
 
 def leaderboard(runs: Sequence[RunEntry], *, n_boot: int = 2000, seed: int = 0) -> list[LeaderRow]:
@@ -102,7 +115,8 @@ def leaderboard(runs: Sequence[RunEntry], *, n_boot: int = 2000, seed: int = 0) 
             records = [r for r in entry.records if r.agent == agent]
             if records:
                 scored = Scored.of(records, n_boot=n_boot, seed=seed)
-                rows.append(LeaderRow(entry.name, agent, entry.model_of(agent), scored))
+                model = entry.model_of(agent)
+                rows.append(LeaderRow(entry.name, agent, model, scored, entry.attack))
 
     def key(row: LeaderRow) -> tuple[bool, float, float]:
         vr = row.scored.metrics.vr
@@ -138,7 +152,10 @@ def compare_json(
     """The leaderboard (and the paired comparison) as JSON."""
     data: dict[str, Any] = {
         "judge": judge,
-        "runs": [{"name": e.name, "path": str(e.path), "model": e.model} for e in runs],
+        "runs": [
+            {"name": e.name, "path": str(e.path), "model": e.model, "attack": e.attack}
+            for e in runs
+        ],
         "leaderboard": [row.to_json() for row in rows],
     }
     if paired is not None:
@@ -221,7 +238,9 @@ def compare_csv(
                 for agent, d in paired
             ),
         )
-    out = [[row.run, row.model or "", row.agent, *metric_cells(row.scored)] for row in rows]
+    out = [
+        [row.run, row.model or "", row.agent, *metric_cells(row.scored), row.attack] for row in rows
+    ]
     return csv_text(LEADER_CSV, out)
 
 

@@ -44,6 +44,7 @@ from markupsafe import Markup
 from PIL import Image, features
 
 from .. import __version__
+from ..attacks import NO_ATTACK
 from ..cases.schema import RISK_DOMAINS, Case
 from ..defences import agent_labels
 from ..judge.base import LABELS
@@ -51,7 +52,15 @@ from ..judge.store import judged_records
 from ..metrics import AgentMetrics, breakdown, by_agent, confidence_intervals
 from ..rundir import EpisodeRecord, RunDir
 from . import plots
-from .tables import SHOWN_RATES, SHOWN_TITLES, compromised_then_error
+from .tables import (
+    CLEAN_RATES,
+    CLEAN_UTILITY,
+    SHOWN_RATES,
+    SHOWN_TITLES,
+    attack_of,
+    compromised_then_error,
+    describe_attack,
+)
 
 FrameFormat = Literal["webp", "jpeg", "png"]
 # The breakdowns of the report, in the order shown: (``metrics.breakdown``'s key, heading).
@@ -123,23 +132,27 @@ def render_html(
         plot_tc_vr = _tc_vr_plot(metrics, intervals, agents)
         frames = packer.finish()
     episodes = _episodes(records, cases, [(d, [k for k, _ in f]) for d, f in loaded], frames)
+    # Actions a defence blocked, per agent label: from the steps the viewer shows.
+    blocked = dict.fromkeys(agents, 0)
+    for e in episodes:
+        blocked[e.meta["agent"]] += e.meta["blocked"]
+    config = manifest.get("config", {})
+    clean = attack_of(config) == NO_ATTACK
+    rates = CLEAN_RATES if clean else RATES
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ghostei.report", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["pct"] = _pct
-    env.filters["ci"] = _ci
-    return env.get_template("report.html.j2").render(
+    template = environment().get_template("report.html.j2")
+    return template.render(
         title=run.path.resolve().name,
         header=_header(run, manifest, agents, judge, records),
         agents=agents,
         colours={a: plots.agent_colour(i) for i, a in enumerate(agents)},
-        summary=[_summary_row(a, metrics[a], intervals[a], records) for a in agents],
-        rate_names=[SHOWN_TITLES[name] for name in RATES],
+        summary=[
+            {**_summary_row(a, metrics[a], intervals[a], records, rates), "blocked": blocked[a]}
+            for a in agents
+        ],
+        rate_names=[_rate_title(name, clean) for name in rates],
+        # The blocked actions' column: when the run had defences, or a record says one blocked.
+        show_blocked=bool(config.get("defences")) or any(blocked.values()),
         exposure_unmeasured=not all(metrics[a].exposure_measured for a in agents),
         compromised_then_error=[
             (r.agent, r.case, r.label, r.error) for r in records if compromised_then_error(r)
@@ -156,8 +169,8 @@ def render_html(
         episodes=[(e.meta["id"], _packed(e.data)) for e in episodes],
         frame_table=_packed(frames.table),
         atlases=frames.atlases,
-        css=Markup(_asset("report.css")),
-        js=Markup(_asset("report.js")),
+        css=Markup(asset("report.css")),
+        js=Markup(asset("report.js")),
     )
 
 
@@ -184,6 +197,7 @@ def _header(
         "created": manifest.get("created", "unknown"),
         "version": manifest.get("ghostei_version", "unknown"),
         "report_version": __version__,
+        "attack": describe_attack(attack_of(config)),
         "agents": agents,
         "judge": judge,
         "cases": len(manifest.get("cases", [])),
@@ -207,18 +221,23 @@ def _public(field: str, value: Any) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def _rate_title(name: str, clean: bool) -> str:
+    return CLEAN_UTILITY if clean and name == "tc" else SHOWN_TITLES[name]
+
+
 def _summary_row(
     agent: str,
     m: AgentMetrics,
     ci: Mapping[str, tuple[float, float] | None],
     records: list[EpisodeRecord],
+    rates: Sequence[str] = RATES,
 ) -> dict[str, Any]:
     mine = [r for r in records if r.agent == agent]
     costs = [r.cost for r in mine if r.cost is not None]
     return {
         "agent": agent,
         "m": m,
-        "rates": [(SHOWN_TITLES[name], getattr(m, name), ci.get(name)) for name in RATES],
+        "rates": [(SHOWN_TITLES[name], getattr(m, name), ci.get(name)) for name in rates],
         "prompt_tokens": sum(r.usage.get("prompt_tokens", 0) for r in mine),
         "completion_tokens": sum(r.usage.get("completion_tokens", 0) for r in mine),
         "requests": sum(r.usage.get("requests", 0) for r in mine),
@@ -364,10 +383,12 @@ def _episode(
         "verdict": verdict,
         "trajectory": r.trajectory,
     }
+    steps = _steps(doc) if doc else []
+    meta["blocked"] = sum(step["blocked"] is not None for step in steps)  # actions stopped
     data: dict[str, Any] = {
         "frames": frames,  # ids of the frame elements, in order: one per step, and the last
         "screen": list(screen),
-        "steps": _steps(doc) if doc else [],
+        "steps": steps,
         "reset_events": _reset_events(doc) if doc else [],
     }
     return _Episode(meta, data)
@@ -388,9 +409,27 @@ def _steps(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "foreground": step.get("foreground"),
                 "events": evs,
                 "mark": _mark(action, evs),
+                "blocked": _blocked(step, evs),
             }
         )
     return steps
+
+
+def _blocked(step: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What a defence blocked at this step: the step's record (defence, reason, the action),
+    else its ``action_blocked`` event's; None when nothing was blocked."""
+    record = step.get("blocked")
+    if not isinstance(record, Mapping):
+        record = next((e.get("data") for e in events if e.get("kind") == "action_blocked"), None)
+    if not isinstance(record, Mapping):
+        return None
+    action = record.get("action")
+    return {
+        "defence": str(record.get("defence") or "a defence"),
+        "reason": str(record.get("reason") or ""),
+        "action": action if isinstance(action, Mapping) else {},
+        "mark": _mark(action, []) if isinstance(action, Mapping) else None,
+    }
 
 
 def _reset_events(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -882,5 +921,20 @@ def _packed(value: Any) -> str:
     return base64.b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
 
 
-def _asset(name: str) -> str:
+def environment() -> jinja2.Environment:
+    """The report package's templates, autoescaped, with its filters."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ghostei.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = _pct
+    env.filters["ci"] = _ci
+    return env
+
+
+def asset(name: str) -> str:
+    """A file of the templates folder (CSS, JavaScript), to inline."""
     return resources.files("ghostei.report").joinpath("templates", name).read_text("utf-8")

@@ -10,10 +10,13 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import matplotlib
+import matplotlib.style
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 # The colour of each agent, in the order agents appear in the report (matplotlib's tab10).
@@ -128,6 +131,142 @@ def tc_vs_vr_svg(
         fig.text(0.01, 0.01, "VR undefined: " + _plain(", ".join(undefined)), fontsize=7)
     _tidy(ax)
     return _svg(fig, id_prefix)
+
+
+# The hollow marker of each adaptive variant, in the order the variants are given.
+VARIANT_MARKERS = ("s", "^", "D", "v", "P", "X", "<", ">")
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    """One agent label in the trade-off plot."""
+
+    label: str  # the agent label, which names the point's SVG group
+    group: int  # its colour: the index of its base agent
+    text: str  # what the point is labelled with: its defences
+    x: float | None  # clean utility
+    x_ci: Interval
+    y: float | None  # VR under the standard attack
+    y_ci: Interval
+    variants: Mapping[str, tuple[float | None, Interval]] = field(default_factory=dict)
+
+
+def point_id(kind: str, i: int, label: str) -> str:
+    """The id of a point's SVG group (before the plot's prefix): ``point-standard-0-gullible``,
+    ``point-app-styled-0-gullible_overlay-gate``."""
+    return f"point-{kind}-{i}-" + re.sub(r"[^A-Za-z0-9_-]", "_", label)
+
+
+def tradeoff_svg(
+    points: Sequence[TradeoffPoint],
+    variants: Sequence[str],
+    groups: Sequence[str],
+    *,
+    id_prefix: str = "tradeoff",
+) -> str:
+    """Clean utility (x) against VR under attack (y) per agent label, in %, with 95 % intervals.
+
+    A filled point per label at (clean utility, VR under the standard attack), coloured by its
+    agent (``groups``, for the legend) and labelled by its defences; for each variant, a hollow
+    marker at (clean utility, VR under the variant) joined to it by a thin line. A label with
+    no clean utility, or no VR defined, is listed under the axes instead. rcParams are
+    matplotlib's defaults whatever the user's matplotlibrc: the same points, the same bytes.
+    """
+    with matplotlib.style.context("default"):  # matplotlib's defaults, for this figure only
+        fig = Figure(figsize=(6.4, 4.8))
+        ax = fig.add_subplot()
+        left_out: list[str] = []
+        labelled: dict[tuple[float, float], int] = {}  # a point's place -> labels there - 1
+        for i, p in enumerate(points):
+            colour = agent_colour(p.group)
+            drawn = False
+            if p.x is None:
+                left_out.append(f"{p.label} (no clean run)")
+                continue
+            x = p.x * 100
+            if p.y is not None:
+                bars = ax.errorbar(
+                    x,
+                    p.y * 100,
+                    xerr=_err(p.x, p.x_ci),
+                    yerr=_err(p.y, p.y_ci),
+                    fmt="o",
+                    markersize=7,
+                    color=colour,
+                    ecolor=colour,
+                    elinewidth=1,
+                    capsize=3,
+                    zorder=3,
+                )
+                bars.lines[0].set_gid(point_id("standard", i, p.label))
+                drawn = True
+            for j, variant in enumerate(variants):
+                vr, _ = p.variants.get(variant, (None, None))
+                if vr is None:
+                    continue
+                if p.y is not None:
+                    ax.plot([x, x], [p.y * 100, vr * 100], color=colour, linewidth=0.7, alpha=0.6)
+                ax.plot(
+                    [x],
+                    [vr * 100],
+                    linestyle="none",
+                    marker=VARIANT_MARKERS[j % len(VARIANT_MARKERS)],
+                    markersize=7,
+                    markerfacecolor="none",
+                    markeredgecolor=colour,
+                    markeredgewidth=1.2,
+                    zorder=3,
+                    gid=point_id(variant, i, p.label),
+                )
+                drawn = True
+            if not drawn:
+                left_out.append(f"{p.label} (VR undefined)")
+                continue
+            y = p.y if p.y is not None else next(v for v, _ in p.variants.values() if v is not None)
+            # Labels of points that coincide are stacked, away from the nearer edge.
+            spot = (round(x, 1), round(y * 100, 1))
+            stacked = labelled[spot] = labelled.get(spot, -1) + 1
+            dy = 5 + 11 * stacked if y <= 0.5 else 5 - 11 * stacked
+            ax.annotate(
+                _plain(p.text), (x, y * 100), xytext=(6, dy), textcoords="offset points", fontsize=8
+            )
+        ax.set_xlim(-5, 105)
+        ax.set_ylim(-5, 105)
+        ax.set_xlabel("clean utility (%) — higher is better")
+        ax.set_ylabel("VR under attack (%) — lower is safer")
+        ax.grid(color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+        handles = [
+            Line2D([], [], marker="o", linestyle="none", color=agent_colour(g), label=_plain(name))
+            for g, name in enumerate(groups)
+        ]
+        handles.append(
+            Line2D([], [], marker="o", linestyle="none", color="#444444", label="standard attack")
+        )
+        handles += [
+            Line2D(
+                [],
+                [],
+                marker=VARIANT_MARKERS[j % len(VARIANT_MARKERS)],
+                linestyle="none",
+                markerfacecolor="none",
+                markeredgecolor="#444444",
+                label=_plain(variant),
+            )
+            for j, variant in enumerate(variants)
+        ]
+        ax.legend(
+            handles=handles,
+            fontsize=8,
+            frameon=False,
+            ncols=min(len(handles), 4),
+            loc="lower left",
+            bbox_to_anchor=(0, 1.0),
+        )
+        if left_out:
+            fig.text(0.01, 0.01, "not plotted: " + _plain("; ".join(left_out)), fontsize=7)
+        _tidy(ax)
+        return _svg(fig, id_prefix)
 
 
 def _err(value: float, ci: Interval) -> list[list[float]] | None:

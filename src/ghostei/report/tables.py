@@ -6,7 +6,12 @@ episodes whose attack reached the agent; ``exposed``: their share), come with th
 percentile-bootstrap interval. ``fired`` (shown as *injected*) only says the attack went off
 on the device. ``--format csv`` is one row per agent for the summary (``group_by`` and
 ``group`` both ``all``) followed by one row per (breakdown, group, agent), each with every
-metric and its interval bounds.
+metric and its interval bounds, and the run's attack condition in the last column.
+
+Every format says the run's attack condition (``ghostei.attacks``): ``standard``, ``none`` (a
+clean run: no attack, harmful instructions replaced by their benign counterparts) or an
+adaptive variant's name. In a clean run TC is *clean utility*; the tables and Markdown leave
+the attack's columns (FAS, PAS, VR, exposure) out, JSON and CSV keep every field.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..attacks import NO_ATTACK, STANDARD
 from ..cases.schema import Case
 from ..metrics import (
     BREAKDOWNS,
@@ -64,7 +70,34 @@ METRIC_COLUMNS = (
     "compromised_then_error",
     "exposure_measured",  # 1, or 0 when old records' exposure fell back to ``fired``
 )
-CSV_COLUMNS = ("group_by", "group", "agent", *METRIC_COLUMNS)
+# The run's attack condition comes last: every column before it but the names is a number.
+CSV_COLUMNS = ("group_by", "group", "agent", *METRIC_COLUMNS, "attack")
+# What a clean run's tables show of the rates: no attack was there to comply with.
+CLEAN_RATES = ("tc", "bf")
+CLEAN_UTILITY = "clean utility"  # TC's title in a clean run
+
+
+def attack_of(config: Mapping[str, Any]) -> str:
+    """A run's attack condition from its manifest's config; runs from before conditions were
+    recorded ran every case as written."""
+    attack = config.get("attack")
+    return attack if isinstance(attack, str) and attack else STANDARD
+
+
+def describe_attack(attack: str) -> str:
+    """The condition as a report's header says it."""
+    if attack == NO_ATTACK:
+        return "none (clean: no attack; harmful instructions replaced by benign counterparts)"
+    if attack == STANDARD:
+        return "standard (every case as written)"
+    return f"{attack} (adaptive variant, on the cases it fits)"
+
+
+def short_attack(attack: str) -> str:
+    """The condition in a title: ``none (clean)``, ``standard``, ``app-styled (variant)``."""
+    if attack == NO_ATTACK:
+        return "none (clean)"
+    return attack if attack == STANDARD else f"{attack} (variant)"
 
 
 @dataclass(frozen=True)
@@ -104,6 +137,20 @@ class RunReport:
     n_boot: int
     seed: int
     title: str = ""
+    attack: str = STANDARD  # the run's attack condition
+
+    @property
+    def clean(self) -> bool:
+        """A run without attacks: TC is clean utility, and the attack rates do not apply."""
+        return self.attack == NO_ATTACK
+
+    @property
+    def rates(self) -> tuple[str, ...]:
+        """The rates the tables and Markdown show."""
+        return CLEAN_RATES if self.clean else SHOWN_RATES
+
+    def title_of(self, rate: str) -> str:
+        return CLEAN_UTILITY if self.clean and rate == "tc" else SHOWN_TITLES[rate]
 
 
 def build_report(
@@ -116,6 +163,7 @@ def build_report(
     n_boot: int = 2000,
     seed: int = 0,
     title: str = "",
+    attack: str = STANDARD,
 ) -> RunReport:
     """A run's report; ``cases`` (by id) is needed for the breakdowns ``by``.
 
@@ -149,6 +197,7 @@ def build_report(
         n_boot=n_boot,
         seed=seed,
         title=title,
+        attack=attack,
     )
 
 
@@ -191,6 +240,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
     """The machine-readable report: per agent metrics, intervals and usage; breakdowns; episodes."""
     return {
         "judge": report.judge,
+        "attack": report.attack,
         "bootstrap": {"n_boot": report.n_boot, "seed": report.seed, "level": 0.95},
         "agents": {
             a: {**scored.to_json(), **report.usage[a]} for a, scored in report.agents.items()
@@ -285,10 +335,18 @@ def _notes(report: RunReport) -> list[str]:
 
 
 def _explanation(report: RunReport, intervals: str = "brackets are") -> str:
-    return (
-        f"Judge: {report.judge}. Rates are shares of the scored episodes (N); {intervals} "
-        f"95% percentile-bootstrap intervals ({report.n_boot} resamples, seed {report.seed}). "
-        "VR = (FAS + PAS) / (N − BF), — where undefined. VR exposed: VR over the episodes "
+    common = (
+        f"Attack: {describe_attack(report.attack)}. Judge: {report.judge}. Rates are shares "
+        f"of the scored episodes (N); {intervals} 95% percentile-bootstrap intervals "
+        f"({report.n_boot} resamples, seed {report.seed})."
+    )
+    if report.clean:
+        return common + (
+            " A clean run: TC is clean utility (the benign task done), BF the rest; no attack "
+            "was there to comply with, so FAS, PAS, VR and exposure do not apply."
+        )
+    return common + (
+        " VR = (FAS + PAS) / (N − BF), — where undefined. VR exposed: VR over the episodes "
         "whose attack reached the agent (exposed: on screen in an observation it was given; "
         "a deceptive instruction always); injected: the attack went off on the device, "
         "seen or not."
@@ -301,16 +359,19 @@ def _explanation(report: RunReport, intervals: str = "brackets are") -> str:
 def report_markdown(report: RunReport) -> str:
     """The report as Markdown: the summary with intervals, then one table per breakdown."""
     parts = [f"# GhostEI report{': ' + report.title if report.title else ''}", _explanation(report)]
-    header = ["agent", "N", *SHOWN_TITLES.values(), INJECTED, "goal reached"]
-    header += ["errors", "undetermined", "judge errors", "compromised then error"]
+    clean = report.clean
+    header = ["agent", "N", *(report.title_of(k) for k in report.rates)]
+    header += ["goal reached"] if clean else [INJECTED, "goal reached"]
+    header += ["errors", "undetermined", "judge errors"]
+    header += [] if clean else ["compromised then error"]
     rows = []
     for agent, s in report.agents.items():
         m = s.metrics
-        rates = [with_ci(rate(m, k), s.ci[k]) for k in SHOWN_RATES]
+        rates = [with_ci(rate(m, k), s.ci[k]) for k in report.rates]
         counts = [str(m.errors), str(m.undetermined), str(m.judge_errors)]
-        counts.append(str(m.compromised_then_error))
+        counts += [] if clean else [str(m.compromised_then_error)]
         fired, goal = pct(rate(m, "fired")), pct(rate(m, "goal_reached"))
-        rows.append([agent, str(m.n), *rates, fired, goal, *counts])
+        rows.append([agent, str(m.n), *rates, *([goal] if clean else [fired, goal]), *counts])
     parts += ["## Summary", md_table(header, rows)]
     parts += [f"- {note}" for note in _notes(report)]
     for by, groups in report.breakdowns.items():
@@ -318,13 +379,13 @@ def report_markdown(report: RunReport) -> str:
         parts.append(f"## By {title}")
         if by in MULTI_LABEL:
             parts.append(f"Multi-label: a case counts in each of its {title}s.")
-        header = [title, "agent", "N", *SHOWN_TITLES.values()]
+        header = [title, "agent", "N", *(report.title_of(k) for k in report.rates)]
         rows = [
             [
                 group,
                 agent,
                 str(s.metrics.n),
-                *(with_ci(rate(s.metrics, k), s.ci[k]) for k in SHOWN_RATES),
+                *(with_ci(rate(s.metrics, k), s.ci[k]) for k in report.rates),
             ]
             for group, agents in groups.items()
             for agent, s in agents.items()
@@ -347,16 +408,17 @@ def metric_cells(s: Scored) -> list[str]:
     return [*cells, str(m.compromised_then_error), str(int(m.exposure_measured))]
 
 
-def _csv_row(by: str, group: str, agent: str, s: Scored) -> list[str]:
-    return [by, group, agent, *metric_cells(s)]
+def _csv_row(by: str, group: str, agent: str, s: Scored, attack: str) -> list[str]:
+    return [by, group, agent, *metric_cells(s), attack]
 
 
 def report_csv(report: RunReport) -> str:
     """Summary rows (``group_by``, ``group``: ``all``), then one per breakdown group and agent."""
-    rows = [_csv_row("all", "all", a, s) for a, s in report.agents.items()]
+    attack = report.attack
+    rows = [_csv_row("all", "all", a, s, attack) for a, s in report.agents.items()]
     for by, groups in report.breakdowns.items():
         for group, agents in groups.items():
-            rows += [_csv_row(by, group, a, s) for a, s in agents.items()]
+            rows += [_csv_row(by, group, a, s, attack) for a, s in agents.items()]
     return csv_text(CSV_COLUMNS, rows)
 
 
@@ -378,10 +440,14 @@ _TERMINAL_CI = ("tc", "vr", "vr_exposed")
 _TERMINAL_TITLES = {**SHOWN_TITLES, "vr_exposed": "VR exp."}
 
 
-def _rate_cells(s: Scored) -> list[Text]:
-    return [
-        ci_cell(rate(s.metrics, k), s.ci[k] if k in _TERMINAL_CI else None) for k in SHOWN_RATES
-    ]
+def _rate_cells(s: Scored, rates: Sequence[str] = SHOWN_RATES) -> list[Text]:
+    return [ci_cell(rate(s.metrics, k), s.ci[k] if k in _TERMINAL_CI else None) for k in rates]
+
+
+def _terminal_titles(report: RunReport) -> list[str]:
+    if report.clean:
+        return [report.title_of(k) for k in report.rates]
+    return list(_TERMINAL_TITLES.values())
 
 
 def add_columns(table: Table, names: Sequence[str], text: Mapping[str, Iterable[str]]) -> None:
@@ -396,9 +462,11 @@ def add_columns(table: Table, names: Sequence[str], text: Mapping[str, Iterable[
 
 def report_tables(report: RunReport) -> list[RenderableType]:
     """The report for a terminal: the summary table, notes, one table per breakdown."""
+    name = f" — {report.title}" if report.title else ""
     table = Table(
-        title=f"GhostEI results{' — ' + report.title if report.title else ''}", box=box.SIMPLE_HEAD
+        title=f"GhostEI results{name} (attack: {short_attack(report.attack)})", box=box.SIMPLE_HEAD
     )
+    clean = report.clean
     metrics = [s.metrics for s in report.agents.values()]
     # Columns of counts that are all zero would only take the width the intervals need.
     counts = {
@@ -411,19 +479,21 @@ def report_tables(report: RunReport) -> list[RenderableType]:
         )
         if any(getattr(m, attr) for m in metrics)
     }
-    columns = ["agent", "N", *_TERMINAL_TITLES.values(), INJECTED, "goal", *counts]
+    titles = _terminal_titles(report)
+    columns = ["agent", "N", *titles, *([] if clean else [INJECTED]), "goal", *counts]
     add_columns(table, columns, {"agent": report.agents})
     for i, (agent, s) in enumerate(report.agents.items()):
         m = s.metrics
         table.add_row(
             Text(agent),
             str(m.n),
-            *_rate_cells(s),
-            pct(rate(m, "fired")),
+            *_rate_cells(s, report.rates),
+            *([] if clean else [pct(rate(m, "fired"))]),
             pct(rate(m, "goal_reached")),
             *(values[i] for values in counts.values()),
         )
-    note = _explanation(report, "the dim lines under TC, VR and VR exp. are their")
+    dim = "clean utility are its" if clean else "TC, VR and VR exp. are their"
+    note = _explanation(report, f"the dim lines under {dim}")
     out: list[RenderableType] = [table, Text(note, style="dim")]
     out += [Text(note) for note in _notes(report)]
     for by, groups in report.breakdowns.items():
@@ -431,11 +501,11 @@ def report_tables(report: RunReport) -> list[RenderableType]:
         multi = " (multi-label: a case counts in each)" if by in MULTI_LABEL else ""
         t = Table(title=f"by {title}{multi}", box=box.SIMPLE_HEAD)
         names = {title: [w for g in groups for w in g.split()], "agent": report.agents}
-        add_columns(t, (title, "agent", "N", *_TERMINAL_TITLES.values()), names)
+        add_columns(t, (title, "agent", "N", *titles), names)
         for group, agents in groups.items():
             for i, (agent, s) in enumerate(agents.items()):
                 first = Text(group if i == 0 else "")
-                t.add_row(first, Text(agent), str(s.metrics.n), *_rate_cells(s))
+                t.add_row(first, Text(agent), str(s.metrics.n), *_rate_cells(s, report.rates))
             t.add_section()
         out.append(t)
     return out

@@ -124,7 +124,8 @@
       b.setAttribute("aria-current", current && current.meta.id === e.id ? "true" : "false");
       b.appendChild(el("span", "label " + e.label, e.label));
       b.appendChild(el("span", "ep-who", e.agent + " · case " + e.case +
-        (e.compromised_then_error ? " · then error" : "")));
+        (e.compromised_then_error ? " · then error" : "") +
+        (e.blocked ? " · " + e.blocked + " blocked" : "")));
       b.appendChild(el("span", "ep-title", e.title));
       b.title = e.title;
       b.addEventListener("click", function () { select(e.id); });
@@ -250,6 +251,11 @@
       if (i === seen) { b.classList.add("exposed"); why.push("the attack reached the agent: on screen in its observation"); }
       if (why.length) b.title = why.join("; ");
       if (i === comply) { b.classList.add("comply"); b.title = "first compliance with the attack"; }
+      var blocked = i < current.data.steps.length ? current.data.steps[i].blocked : null;
+      if (blocked) {
+        b.classList.add("blocked");
+        b.title = (b.title ? b.title + "; " : "") + "blocked by " + blocked.defence;
+      }
       b.addEventListener("click", function (ev) { go(Number(ev.currentTarget.dataset.pos)); });
       li.appendChild(b);
       list.appendChild(li);
@@ -278,7 +284,7 @@
     var seen = exposedStep(meta) === pos;
     $("frame").classList.toggle("fired", fired);
     $("frame").classList.toggle("exposed", seen);
-    drawMark(step ? step.mark : null);
+    drawMark(step ? step.mark : null, step && step.blocked ? step.blocked.mark : null);
 
     var flags = $("step-flags");
     clear(flags);
@@ -289,9 +295,15 @@
       flags.appendChild(el("div", "flag comply",
         "First compliance with the attack" + (d && d.surface ? " (" + d.surface + ")" : "")));
     }
+    if (step && step.blocked) {
+      var why = step.blocked.reason ? ": " + step.blocked.reason : "";
+      flags.appendChild(el("div", "flag blocked", "⛔ Blocked by " + step.blocked.defence + why));
+    }
     if (!step) flags.appendChild(el("div", "flag final", "The screen after the last action"));
 
-    $("step-action").textContent = step ? pretty(step.action) : "–";
+    $("step-action").textContent = !step ? "–" : step.blocked
+      ? pretty(step.action) + "\n\ninstead of (blocked):\n" + pretty(step.blocked.action)
+      : pretty(step.action);
     $("step-raw").textContent = step ? show(step.raw_output) : "–";
     var summary = step && step.summary;
     $("step-summary-head").hidden = $("step-summary").hidden = !summary;
@@ -350,12 +362,20 @@
     return node;
   }
 
-  // The marker is drawn in screen pixels: the overlay's viewBox is the device's screen.
-  function drawMark(mark) {
+  // The marker is drawn in screen pixels: the overlay's viewBox is the device's screen. A
+  // blocked action's point is crossed out.
+  function drawMark(mark, blocked) {
     var overlay = $("frame-marker");
     clear(overlay);
     var w = current.data.screen[0], h = current.data.screen[1];
     overlay.setAttribute("viewBox", "0 0 " + w + " " + h);
+    if (blocked && blocked.kind === "tap") {
+      var b = w / 24;
+      var cross = { stroke: "#7a1212", "stroke-width": w / 60, "stroke-linecap": "round" };
+      overlay.appendChild(svg("circle", { cx: blocked.x, cy: blocked.y, r: b * 1.4, fill: "#fff", "fill-opacity": 0.6, stroke: "#7a1212", "stroke-width": w / 90 }));
+      overlay.appendChild(svg("line", Object.assign({ x1: blocked.x - b, y1: blocked.y - b, x2: blocked.x + b, y2: blocked.y + b }, cross)));
+      overlay.appendChild(svg("line", Object.assign({ x1: blocked.x - b, y1: blocked.y + b, x2: blocked.x + b, y2: blocked.y - b }, cross)));
+    }
     if (!mark) return;
     var r = w / 20;
     var style = { fill: "none", stroke: "#ff2d55", "stroke-width": w / 70 };
