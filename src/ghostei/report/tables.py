@@ -464,7 +464,7 @@ def report_tables(report: RunReport) -> list[RenderableType]:
     """The report for a terminal: the summary table, notes, one table per breakdown."""
     name = f" — {report.title}" if report.title else ""
     table = Table(
-        title=f"GhostEI results{name} (attack: {short_attack(report.attack)})", box=box.SIMPLE_HEAD
+        title=f"GhostEI results{name}, attack: {short_attack(report.attack)}", box=box.SIMPLE_HEAD
     )
     clean = report.clean
     metrics = [s.metrics for s in report.agents.values()]
