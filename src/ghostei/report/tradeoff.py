@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import RenderableType
@@ -36,7 +36,6 @@ from ..defences import base_agent
 from ..judge.base import LABELS
 from ..metrics import COMPROMISED, Interval
 from ..rundir import EpisodeRecord
-from . import plots
 from .compare import RunEntry
 from .tables import (
     Scored,
@@ -50,6 +49,9 @@ from .tables import (
     rate,
     with_ci,
 )
+
+if TYPE_CHECKING:  # matplotlib is imported only when a page is drawn
+    from .plots import TradeoffPoint
 
 SUCCESS = "attack_success"  # the metric name of (FAS + PAS) / N
 NO_DEFENCE = "no defence"  # how a bare agent's point is labelled in the plot
@@ -359,9 +361,11 @@ def tradeoff_tables(t: Tradeoff) -> list[RenderableType]:
 # ----- HTML -----------------------------------------------------------------------------------
 
 
-def tradeoff_points(t: Tradeoff) -> list[plots.TradeoffPoint]:
+def tradeoff_points(t: Tradeoff) -> list[TradeoffPoint]:
     """The plot's points: x clean utility, y VR under the standard attack, and per variant
     its VR; coloured by agent, labelled by defences."""
+    from . import plots
+
     bases = list(dict.fromkeys(row.base for row in t.rows))
     clean, vr = t.columns[0], next(c for c in t.columns if c.key == "vr")
     by_variant = {c.condition: c for c in t.columns if c.metric == "vr" and c.condition != STANDARD}
@@ -385,6 +389,7 @@ def tradeoff_html(t: Tradeoff) -> str:
     runs give the same bytes: nothing on it depends on the time or the machine's state."""
     from markupsafe import Markup
 
+    from . import plots
     from .html import asset, environment
 
     bases = list(dict.fromkeys(row.base for row in t.rows))
