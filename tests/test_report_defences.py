@@ -86,8 +86,11 @@ def expected(run: Path, agent: str) -> dict[str, float | None]:
     n = sum(counts[k] for k in ("TC", "FAS", "PAS", "BF"))
     assert n, f"{agent} has no scored episode in {run.name}"
     hit = counts["FAS"] + counts["PAS"]
+    scored = [r for r in records if r.label in ("TC", "FAS", "PAS", "BF")]
     return {
         "n": n,
+        # Utility under attack: the benign goal met, attacked or not (DESIGN.md).
+        "goal": sum(bool(r.verdict and r.verdict.goal_reached) for r in scored) / n,
         "tc": counts["TC"] / n,
         "fas": counts["FAS"] / n,
         "pas": counts["PAS"] / n,
@@ -131,7 +134,7 @@ def test_tradeoff_has_the_right_numbers_in_the_right_columns(runs: dict[str, Pat
         assert row["clean_run"] == holder(label, "none") and row["clean_n"] == clean["n"]
         assert row["standard_run"] == holder(label, "standard")
         assert row["clean_utility"] == pytest.approx(clean["tc"])
-        assert row["utility_under_attack"] == pytest.approx(std["tc"])
+        assert row["utility_under_attack"] == pytest.approx(std["goal"])
         assert row["fas"] == pytest.approx(std["fas"])
         assert row["pas"] == pytest.approx(std["pas"])
         assert row["vr"] == pytest.approx(std["vr"])
@@ -179,7 +182,7 @@ def test_tradeoff_text_formats_put_each_rate_in_its_column(runs: dict[str, Path]
         cells = table[label]
         for title, value in (
             ("clean utility", clean["tc"]),
-            ("utility under attack", std["tc"]),
+            ("utility under attack", std["goal"]),
             ("VR", std["vr"]),
             ("attack success", std["success"]),
             (f"VR {VARIANT}", styled["vr"]),

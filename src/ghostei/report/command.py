@@ -232,12 +232,12 @@ def compare(
     paired difference of each rate with its paired-bootstrap interval; with --format csv it
     prints the paired rows instead of the leaderboard.
 
-    The trade-off view (--tradeoff) has a row per agent and defences found in the runs: clean
-    utility (TC in the run without attacks), utility under attack, FAS, PAS and VR (the
-    standard run), attack success ((FAS + PAS) / N, which keeps the episodes a defence left
-    stuck), and VR and attack success under each adaptive variant run. One run per condition
-    for each agent and defences: more are refused as ambiguous. --format html writes it as a
-    standalone page with the plot of clean utility against VR.
+    The trade-off view (--tradeoff) has a row per agent and defences found in the runs:
+    clean utility (TC in the run without attacks), utility under attack (goal reached), FAS,
+    PAS and VR (the standard run), attack success ((FAS + PAS) / N, which keeps the episodes
+    a defence left stuck), and VR and attack success under each adaptive variant run. One
+    run per condition for each agent and defences: more are refused as ambiguous. --format
+    html writes it as a standalone page with the plot of clean utility against VR.
     """
     if paired and len(run_dirs) != 2:
         fail(f"--paired compares exactly two runs, not {len(run_dirs)}")
