@@ -40,3 +40,25 @@ def test_the_setup_commands_open_the_readme() -> None:
     commands = lines[lines.index("```bash") + 1 : lines.index("```bash") + 3]
     assert commands[0].endswith("pip install -e . && ghostei run")
     assert commands[1].endswith("pip install -e '.[test]' && python -m pytest -q")
+
+
+def test_the_your_own_defence_example_runs_and_blocks(tmp_path: Path) -> None:
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"```python\n(# my_guard\.py\n.*?)```", text, re.S)
+    assert block, "the README lost its defence example"
+    source = tmp_path / "my_guard.py"
+    source.write_text(block.group(1), encoding="utf-8")
+    assert "--defence my_guard.py:NoTapsOutside" in text
+    result = CliRunner().invoke(
+        main,
+        [
+            *("run", "--agent", "gullible", "--cases", "1", "--out", str(tmp_path / "run")),
+            *("--defence", f"{source}:NoTapsOutside", "--workers", "1", "--no-frames"),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    (record,) = RunDir(tmp_path / "run").records()
+    assert record.agent == "gullible+no-taps-outside"
+    events = (tmp_path / "run" / record.trajectory / "events.jsonl").read_text()
+    assert '"action_blocked"' in events
