@@ -1,13 +1,15 @@
-"""Helpers shared by the tests: a Booking world and tapping elements by label."""
+"""Helpers shared by the tests: a Booking world, tapping elements by label, the CLI."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from click.testing import CliRunner, Result
 from hypothesis import strategies as st
 
 from ghostei.actions import Action
 from ghostei.checks import AllOf, AnyOf, Check, Not
+from ghostei.cli import main
 from ghostei.events import Event, EventLog
 from ghostei.judge.base import Verdict
 from ghostei.observation import Observation, UIElement
@@ -132,3 +134,24 @@ def event_log(*items: tuple[str, str, dict[str, Any]]) -> list[Event]:
         log.step = step
         log.append(kind, package, **data)
     return list(log)
+
+
+def cli(*args: str) -> Result:
+    """``ghostei ARGS`` in-process; an exception escapes (a traceback is a failure)."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def ok(*args: str) -> str:
+    """``ghostei ARGS``'s standard output; the command must succeed."""
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def assert_user_error(result: Result, *fragments: str) -> None:
+    """Exit 2, one clear message naming each of ``fragments``, no traceback."""
+    assert result.exit_code == 2, result.output
+    message = result.output
+    assert "error:" in message and "Traceback" not in message
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"

@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from ghostei.actions import Action
 from ghostei.attacks import ATTACK_VARIANTS, case_under, check_backend, fits
 from ghostei.cases import builtin_cases
 from ghostei.cases.check import check_case
 from ghostei.cases.schema import Case
-from ghostei.cli import main
 from ghostei.device import DEFAULT_ATTACKER_PACKAGE
 from ghostei.injection import build_injection
 from ghostei.observation import Observation
@@ -29,6 +27,8 @@ from ghostei.runner import RunConfig, run_episode
 from ghostei.sim import system_ui as sysui
 from ghostei.sim.phone import SimPhone
 from ghostei.variants import foreground_app, spoofed_contact
+
+from .helpers import cli
 
 VARIANTS = ("task-hijack", "app-styled", "contact-sms")
 CASES = builtin_cases()
@@ -49,10 +49,6 @@ def fired(case: Case) -> tuple[SimPhone, Observation]:
     phone.act(Action(action_type="open_app", app_name=app.label if app else case.target_apps[0]))
     injection.fire(phone)
     return phone, phone.observe()
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 # ----- which cases each variant fits ---------------------------------------------------------

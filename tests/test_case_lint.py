@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from ghostei.cases import Case, CaseError, CaseErrors, builtin_cases, lint_case, load_cases
 from ghostei.cases import upstream as upstream_module
 from ghostei.cases.lint import state_path_error
 from ghostei.cases.upstream import import_upstream
-from ghostei.cli import main
+
+from .helpers import cli
 
 BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
 UPSTREAM = Path(
@@ -26,10 +26,6 @@ UPSTREAM = Path(
     )
 )
 Mutation = Callable[[dict[str, Any]], None]
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def case_json(case_id: int) -> dict[str, Any]:

@@ -7,22 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from ghostei.cases import builtin_cases
 from ghostei.cases.check import check_case, check_cases, id_ranges
 from ghostei.cases.schema import Case
 from ghostei.cases.upstream import import_upstream, kind_of
 from ghostei.checks import CaseChecks
-from ghostei.cli import main
 from ghostei.injection import injection_kind
+
+from .helpers import cli
 
 CASES = builtin_cases()
 UPSTREAM = Path(__file__).resolve().parents[2] / "shared" / "upstream" / "GhostEI.jsonl"
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def one_of_each_kind() -> list[Case]:

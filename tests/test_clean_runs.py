@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 from pydantic import ValidationError
 
 from ghostei.attacks import NO_ATTACK, case_under, fits
@@ -21,7 +20,6 @@ from ghostei.cases.check import check_case
 from ghostei.cases.loader import CaseErrors, load_cases
 from ghostei.cases.schema import Case, StaticExtra
 from ghostei.checks import EventCheck
-from ghostei.cli import main
 from ghostei.events import EventLog
 from ghostei.injection import injection_kind, on_screen
 from ghostei.judge import RuleJudge
@@ -33,15 +31,11 @@ from ghostei.runner import RunConfig, run_episode
 from ghostei.sim.phone import SimPhone
 from ghostei.world import build_world
 
-from .helpers import episode
+from .helpers import cli, episode
 
 CASES = builtin_cases()
 CLEAN = RunConfig(attack=NO_ATTACK, frames="none")
 DECEPTIVE = [c for c in CASES if c.case_type == "User-Provided Instructions"]
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")

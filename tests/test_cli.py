@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from PIL import Image
 
 from ghostei.actions import Action
@@ -27,6 +27,8 @@ from ghostei.cases import builtin_cases
 from ghostei.cli import main
 from ghostei.observation import Observation, encode_frame
 from ghostei.runner import RunConfig, run_episode
+
+from .helpers import assert_user_error, cli
 
 BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
 CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]
@@ -54,20 +56,6 @@ METRIC_KEYS = {
 }
 TRAJECTORY_FILES = ("trajectory.json", "events.jsonl")
 EPISODE_KEYS = {"case", "agent", "label", "attack_fired", "steps"}
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def assert_user_error(result: Result, *fragments: str) -> None:
-    """Exit 2, one clear message, no traceback."""
-    assert result.exit_code == 2, result.output
-    message = result.output
-    assert "error:" in message
-    assert "Traceback" not in message
-    for fragment in fragments:
-        assert fragment in message, f"{fragment!r} not in {message!r}"
 
 
 def builtin_file(case_id: int) -> Path:

@@ -15,6 +15,7 @@ from ghostei.cli import main
 from ghostei.rundir import RunDir
 from ghostei.runner import RunConfig, run_episode
 
+from .helpers import cli
 from .llm_server import Reply, ScriptedLLM
 
 CASE = next(c for c in builtin_cases() if c.id == 1)  # Booking, an overlay once it opens
@@ -102,10 +103,6 @@ def test_two_429s_are_retried_and_the_episode_completes(scripted_llm: ScriptedLL
     record = run_episode(CASE, "uitars-v1", config, None)
     assert record.error is None and record.label != "error"
     assert record.usage["requests"] == 3 and record.usage["completions"] == 1
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def _run(llm: ScriptedLLM, out: Path, *extra: str) -> Result:

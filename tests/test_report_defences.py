@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from ghostei.cli import main
 from ghostei.metrics import confidence_intervals
 from ghostei.report.html import _steps, render_html
 from ghostei.report.tradeoff import attack_success
 from ghostei.rundir import EpisodeRecord, RunDir
+
+from .helpers import assert_user_error, cli, ok
 
 AGENTS = ("gullible", "oracle")
 LABELS = ("gullible", "gullible+overlay-gate", "oracle", "oracle+overlay-gate")
@@ -41,23 +41,6 @@ RUNS = {
     "styled": ["--attack-variant", VARIANT],
     "styled-gate": ["--attack-variant", VARIANT, "--defence", "overlay-gate"],
 }
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def ok(*args: str) -> str:
-    result = cli(*args)
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
-def user_error(result: Result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert "error:" in result.output and "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.output, f"{fragment!r} not in {result.output!r}"
 
 
 @pytest.fixture(scope="module")
@@ -229,19 +212,19 @@ def test_missing_cells_and_the_views_asked_for(runs: dict[str, Path]) -> None:
         csv.DictReader(io.StringIO(ok("compare", std, clean, "--leaderboard", "--format", "csv")))
     )
     assert {r["attack"] for r in board} == {"standard", "none"}
-    user_error(cli("compare", std, clean, "--paired", "--tradeoff"), "--paired")
-    user_error(cli("compare", std, clean, "--format", "html", "--leaderboard"), "html")
+    assert_user_error(cli("compare", std, clean, "--paired", "--tradeoff"), "--paired")
+    assert_user_error(cli("compare", std, clean, "--format", "html", "--leaderboard"), "html")
 
 
 def test_ambiguous_runs_are_refused_naming_them(runs: dict[str, Path], tmp_path: Path) -> None:
     again = tmp_path / "std-again"
     shutil.copytree(runs["std"], again)
     result = cli("compare", str(runs["std"]), str(runs["clean"]), str(again))
-    user_error(result, "ambiguous", "std-again", "std,", "'standard'", "gullible", "oracle")
+    assert_user_error(result, "ambiguous", "std-again", "std,", "'standard'", "gullible", "oracle")
     # Asked for explicitly, or as a page: refused all the same.
-    user_error(cli("compare", str(runs["std"]), str(again), "--tradeoff"), "ambiguous")
+    assert_user_error(cli("compare", str(runs["std"]), str(again), "--tradeoff"), "ambiguous")
     out = tmp_path / "page.html"
-    user_error(
+    assert_user_error(
         cli("compare", str(runs["std"]), str(again), "--format", "html", "--output", str(out))
     )
     assert not out.exists()

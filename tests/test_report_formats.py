@@ -12,35 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from ghostei.cli import main
 from ghostei.judge import Verdict
 from ghostei.judge.store import Judgement, append_judgement
 from ghostei.metrics import BREAKDOWNS
 from ghostei.report.tables import CSV_COLUMNS
 from ghostei.rundir import RunDir
 
+from .helpers import assert_user_error, cli, ok
+
 CASES = range(1, 7)
 AGENTS = ("oracle", "gullible")
 CI_KEYS = {"tc", "fas", "pas", "bf", "vr"}
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def ok(*args: str) -> str:
-    result = cli(*args)
-    assert result.exit_code == 0, result.output
-    return result.stdout
-
-
-def assert_user_error(result: Result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert "error:" in result.output and "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.output, f"{fragment!r} not in {result.output!r}"
 
 
 @pytest.fixture(scope="module")

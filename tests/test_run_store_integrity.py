@@ -10,30 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from ghostei.cli import main
 from ghostei.judge.store import Judgement, judgement_path
 from ghostei.providers import ProviderConfig
 from ghostei.rundir import EpisodeRecord, RunDir, RunDirError, drop_torn_line, read_jsonl
 from ghostei.runner import RunConfig
 
+from .helpers import assert_user_error, cli
 from .llm_server import ScriptedLLM
 
 AGENTS = ("oracle", "gullible")
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def assert_user_error(result: Result, *fragments: str) -> None:
-    """Exit 2, one clear message, no traceback."""
-    assert result.exit_code == 2, result.output
-    assert "error:" in result.output
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.output, f"{fragment!r} not in {result.output!r}"
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner, Result
-
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import APP_DOMAINS, RISK_DOMAINS
 from ghostei.cases.stats import CASE_TYPES, USE_DYNAMIC, case_stats
-from ghostei.cli import main
+
+from .helpers import cli
 
 BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
 KEYS = ["total", "case_type", "use_dynamic", "overlay_page", "risk", "app_domain", "app"]
@@ -34,10 +33,6 @@ APPS = (
     "PhotoNote",
     "Nextcloud",
 )
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def stats_json(*args: str) -> dict[str, Any]:

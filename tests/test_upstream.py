@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from ghostei import cli as cli_module
 from ghostei.actions import Action
@@ -28,12 +27,13 @@ from ghostei.cases.upstream import (
     write_cases,
 )
 from ghostei.checks import LlmJudged
-from ghostei.cli import main
 from ghostei.injection import build_injection
 from ghostei.runner import RunConfig, run_episode
 from ghostei.sim.apps.base import resolve_app
 from ghostei.sim.apps.messages import find_links
 from ghostei.sim.phone import SimPhone
+
+from .helpers import cli
 
 # The authors' dataset sits in shared/ beside the repository (in development and in CI);
 # GHOSTEI_UPSTREAM points elsewhere. A missing file fails the tests rather than skipping them.
@@ -65,10 +65,6 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Case]:
     out = tmp_path_factory.mktemp("upstream") / "cases"
     write_cases(import_upstream(UPSTREAM), out, UPSTREAM)
     return {c.id: c for c in load_cases(out)}
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 # ----- the whole file ---------------------------------------------------------------------------

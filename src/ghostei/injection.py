@@ -18,7 +18,7 @@ from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
 from .events import Event
 from .observability import Observability
 from .observation import Observation, UIElement
-from .world import FormField, WebPage
+from .world import FormField, WebPage, texts_in
 
 # ----- triggers --------------------------------------------------------------------------
 
@@ -297,7 +297,7 @@ class StaticSeed(Injection):
         # The planted words the agent must read to be swayed (a note the agent never opened
         # was not seen): the case's own ``reveal`` texts, else every long text it planted.
         static = self.case.static
-        return static.reveal or [t for t in _texts(static.seed) if _prose(t)]
+        return static.reveal or [t for t in texts_in(static.seed) if _prose(t)]
 
 
 @register_injection
@@ -366,16 +366,6 @@ def _prose(text: str) -> bool:
     # Sentences, not the addresses, names and URLs that also fill a planted record and show
     # up on screens that say nothing of the attack.
     return len(text) >= 2 * MIN_MARKER and len(text.split()) >= 6
-
-
-def _texts(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _texts(v)]
-    if isinstance(value, list):
-        return [t for v in value for t in _texts(v)]
-    return []
 
 
 def injection_kind(case: Case) -> str:

@@ -372,6 +372,17 @@ def same_number(a: str, b: str) -> bool:
     return bool(_digits(a)) and _digits(a) == _digits(b)
 
 
+def texts_in(value: Any) -> list[str]:
+    """Every string inside world data (a planted seed, a record), at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in texts_in(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in texts_in(v)]
+    return []
+
+
 def build_world(setup: dict[str, Any] | None) -> World:
     """The default world with a case's ``setup`` merged over it (lists replace, objects merge)."""
     base = World().model_dump()

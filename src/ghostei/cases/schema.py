@@ -15,7 +15,7 @@ from pydantic import (
 
 from ..checks import CaseChecks, Check
 from ..device import DEFAULT_ATTACKER_PACKAGE, OverlayStyle
-from ..world import World, build_world
+from ..world import World, build_world, texts_in
 
 UseDynamic = Literal["Overlay Attack", "Popup SMS", "Non-script"]
 CaseType = Literal[
@@ -162,7 +162,7 @@ class StaticExtra(_Strict):
     @model_validator(mode="after")
     def _clean_without_the_attack(self) -> StaticExtra:
         # A clean world that still shows the attacker's words would expose the agent to them.
-        texts = " ".join(_texts(self.clean)).casefold()
+        texts = " ".join(texts_in(self.clean)).casefold()
         for i, words in enumerate(self.reveal):
             if words.strip() and words.casefold() in texts:
                 raise ValueError(
@@ -353,14 +353,3 @@ def _missing_files(case: Case) -> list[str]:
         for path in [f.path for f in world.files] + [f.path for f in world.cloud.files]:
             names.update(part for part in path.split("/") if part)
     return [name for name in case.files_name if name not in names]
-
-
-def _texts(value: Any) -> list[str]:
-    """Every string inside ``value`` (world data), at any depth."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _texts(v)]
-    if isinstance(value, list):
-        return [t for v in value for t in _texts(v)]
-    return []
