@@ -83,9 +83,8 @@ def summarise(out: Path, judge_seconds: float | None) -> None:
     usage = [j["usage"] for j in judged]
     print(f"  requests                  {sum(u.get('requests', 0) for u in usage)}")
     prompts = [u.get("prompt_tokens", 0) for u in usage]
-    print(
-        f"  prompt tokens per episode {statistics.mean(prompts):,.0f} (mean), {max(prompts):,} (max)"
-    )
+    mean, most = statistics.mean(prompts), max(prompts)
+    print(f"  prompt tokens per episode {mean:,.0f} (mean), {most:,} (max)")
     print(f"  labels                    {[j['verdict']['label'] for j in judged]}")
 
 
