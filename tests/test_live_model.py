@@ -12,8 +12,9 @@ A local llama.cpp server (README, "A local model") is a text-only endpoint on a 
 
 Each agent runs one episode (``ghostei run``), which must end without error with the model's
 requests counted; then ``ghostei judge`` (``--text-only`` with GHOSTEI_LIVE_TEXT_ONLY) judges
-it with the same model, and must give a verdict, not a judge error. Skipped unless
-GHOSTEI_LIVE_MODEL is set, so neither CI nor a fresh clone needs a key or a server.
+it with the same model: a verdict, or a judge_error the model did answer (one too small for
+the judge's schema, as a 0.5B model is). Skipped unless GHOSTEI_LIVE_MODEL is set, so
+neither CI nor a fresh clone needs a key or a server.
 """
 
 from __future__ import annotations
@@ -69,10 +70,14 @@ def test_a_real_model_runs_and_judges_an_episode(agent: str, tmp_path: Path) -> 
     judged = CliRunner().invoke(
         main, ["judge", str(out), *_model_args(), *text_only, "--workers", "1"]
     )
-    assert judged.exit_code == 0, judged.output
-    (verdict,) = [
+    # Exit 1 says an episode got no verdict; a model too small to answer the judge's schema
+    # does that (recorded as judge_error with its answers), which is a result, not a crash.
+    assert judged.exit_code in (0, 1), judged.output
+    (judgement,) = [
         json.loads(line) for line in (out / "judgements" / "llm.jsonl").read_text().splitlines()
     ]
-    assert verdict["verdict"]["error"] is None, verdict
-    assert verdict["verdict"]["label"] != "judge_error", verdict
-    assert verdict["mode"] == ("text" if text_only else "images")
+    assert judgement["mode"] == ("text" if text_only else "images")
+    assert judgement["usage"]["requests"] >= 1 and judgement["usage"]["prompt_tokens"] > 0
+    verdict = judgement["verdict"]
+    if verdict["label"] == "judge_error":
+        assert "no usable answer" in verdict["error"], verdict  # answered, not unreachable
