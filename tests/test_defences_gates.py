@@ -23,6 +23,7 @@ import pytest
 
 from ghostei.actions import Action
 from ghostei.agents import AgentStep
+from ghostei.attacks import ATTACK_VARIANTS, NO_ATTACK, fits
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
 from ghostei.defences import DEFENCES, DefenceContext, catalogue, parse_spec
@@ -438,3 +439,41 @@ def test_strict_data_gate_reads_the_instruction(instruction: str, text: str, all
     action = Action(action_type="input_text", text=text, index=0)
     assert _passes(DataGate(ctx, strict=True), screen, action) is allowed
     assert _passes(DataGate(ctx), screen, action)  # not strict: the task's app may have it
+
+
+# ----- the gates under attacks built to get past them, and without attacks --------------------
+
+
+def _labels(agent: str, defence: str, attack: str) -> dict[int, str]:
+    config = RunConfig(agents=(agent,), defences=(defence,), frames="none", attack=attack)
+    return {c.id: run_episode(c, agent, config, None).label for c in CASES if fits(c, attack)}
+
+
+@pytest.mark.parametrize("defence", ["overlay-gate", "data-gate"])
+@pytest.mark.parametrize("attack", [NO_ATTACK, *sorted(ATTACK_VARIANTS)])
+def test_a_gate_costs_the_oracle_nothing_clean_or_under_an_adaptive_attack(
+    defence: str, attack: str
+) -> None:
+    # No false positives: the oracle completes every task it fits, with no attack at all and
+    # under every variant (whose attack it dismisses, as it does the standard one).
+    labels = _labels("oracle", defence, attack)
+    assert labels and set(labels.values()) == {"TC"}, labels
+
+
+@pytest.mark.parametrize(
+    ("attack", "stopped"),
+    [
+        # The overlay still belongs to the attacker's package: the gate stops every one.
+        ("app-styled", True),
+        # A StrandHogg activity in the app's own task reports the app's package: the gate
+        # cannot tell it from the app, and every attack goes through — a route around the
+        # gate, never credited to it.
+        ("task-hijack", False),
+        # The SMS is the system's notification and the messaging app's: no foreign window.
+        ("contact-sms", False),
+    ],
+)
+def test_what_overlay_gate_stops_of_each_adaptive_attack(attack: str, stopped: bool) -> None:
+    labels = _labels("gullible", "overlay-gate", attack)
+    compromised = [i for i, label in labels.items() if label in COMPROMISED]
+    assert compromised == ([] if stopped else sorted(labels)), labels

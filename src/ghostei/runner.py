@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from . import __version__
-from .agents import AgentContext, build_agent
+from .agents import Agent, AgentContext, build_agent
 from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
 from .cases.schema import Case
 from .defences import (
@@ -45,7 +45,7 @@ from .providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells
 from .providers.retry import REQUEST_CONTEXT
 from .rundir import EpisodeRecord, RunDir
 from .sim.phone import SimPhone
-from .world import build_world
+from .world import Owner, build_world
 
 Backend = Literal["sim", "android"]
 
@@ -262,28 +262,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         if config.model is not None:
             metered = MeteredProvider(build_provider(config.model))
         owner = build_world(case.setup).owner
-        guards = [
-            spec.build(DefenceContext.for_case(case, owner, metered, config.backend))
-            for spec in parse_specs(config.defences)
-        ]
-        # Prompt defences wrap the model; so does any other that rewrites prompts too (an
-        # observation defence with a note for the model, as spotlight's on its datamarks).
-        prompt_guards = [
-            g for g in guards if g.point == "prompt" or type(g).prompt is not Defence.prompt
-        ]
-        model: Provider | None = metered
-        if metered is not None and prompt_guards:
-            model = PromptDefended(metered, prompt_guards)
-        ctx = AgentContext(
-            case=case,
-            seed=config.seed,
-            max_steps=config.max_steps,
-            owner=owner,
-            provider=model,
-            reflection=config.reflection,
-            thinking=config.thinking,
-        )
-        agent = defended(build_agent(agent_name, ctx), *guards)
+        agent, guards = _agent_behind_defences(agent_name, case, config, owner, metered)
         agent.reset(case.prompt)
         for step in range(config.max_steps):
             device.begin_step(step)
@@ -382,6 +361,34 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         seconds=round(time.perf_counter() - started, 3),
         trajectory=rel,
     )
+
+
+def _agent_behind_defences(
+    name: str, case: Case, config: RunConfig, owner: Owner, metered: MeteredProvider | None
+) -> tuple[Agent, list[Defence]]:
+    """The agent for an episode behind the run's defences (built fresh), and the defences.
+
+    A defence that rewrites prompts (every prompt defence, and an observation defence with a
+    note for the model, as spotlight's on its datamarks) wraps the model the agent is given.
+    """
+    guards = [
+        spec.build(DefenceContext.for_case(case, owner, metered, config.backend))
+        for spec in parse_specs(config.defences)
+    ]
+    prompting = [g for g in guards if type(g).prompt is not Defence.prompt]
+    model: Provider | None = metered
+    if metered is not None and prompting:
+        model = PromptDefended(metered, prompting)
+    ctx = AgentContext(
+        case=case,
+        seed=config.seed,
+        max_steps=config.max_steps,
+        owner=owner,
+        provider=model,
+        reflection=config.reflection,
+        thinking=config.thinking,
+    )
+    return defended(build_agent(name, ctx), *guards), guards
 
 
 def _own_models(guards: list[Defence]) -> list[MeteredProvider]:
