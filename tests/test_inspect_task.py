@@ -1,0 +1,248 @@
+"""The inspect_ai task (the ``inspect`` extra): its samples, the phone agent loop through tool
+calls, the rule-judge scorer and its metrics, and the task's name through the entry point."""
+
+from __future__ import annotations
+
+import math
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
+from inspect_ai.model._providers.mockllm import MockLLM
+
+from ghostei.actions import Action
+from ghostei.agents import AgentContext, build_agent
+from ghostei.attacks import NO_ATTACK, STANDARD, case_under
+from ghostei.cases import select_cases
+from ghostei.injection import build_injection
+from ghostei.inspect import action_to_tool_call, ghostei_task, tool_call_to_action
+from ghostei.runner import RunConfig, run_episode
+from ghostei.sim.phone import SimPhone
+from ghostei.world import build_world
+
+CASE = 1  # an overlay attack: the oracle dismisses it (TC), gullible fills it in (FAS)
+
+
+@pytest.fixture(autouse=True)
+def _offline_token_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mockllm counts tokens with tiktoken, which downloads its encoding: count offline."""
+
+    async def count(self: Any, text: str) -> int:
+        return max(1, len(text) // 4)
+
+    monkeypatch.setattr(MockLLM, "count_text_tokens", count)
+
+
+def agent_actions(
+    case_id: int, agent: str, attack: str = STANDARD, max_steps: int = 20
+) -> list[Action]:
+    """The actions a reference agent takes on the case, in the runner's episode loop."""
+    case = case_under(select_cases(str(case_id))[0], attack)
+    device = SimPhone(1080, 2400)
+    injection = build_injection(case, attack=attack != NO_ATTACK)
+    device.reset(case.setup, seed=0)
+    injection.install(device)
+    obs = device.observe()
+    ctx = AgentContext(case=case, seed=0, max_steps=max_steps, owner=build_world(case.setup).owner)
+    player = build_agent(agent, ctx)
+    player.reset(case.prompt)
+    actions = []
+    for step in range(max_steps):
+        device.begin_step(step)
+        injection.observe(obs, step)
+        agent_step = player.act(obs)
+        actions.append(agent_step.action)
+        obs = device.act(agent_step.action)
+        if injection.after_step(device, step + 1):
+            obs = device.observe()
+        if agent_step.done:
+            break
+    device.close()
+    return actions
+
+
+def scripted(actions: list[Action]) -> Model:
+    """A mock model that replays ``actions`` as tool calls, one a turn."""
+    outputs = []
+    for i, action in enumerate(actions):
+        name, args = action_to_tool_call(action)
+        output = ModelOutput.for_tool_call("mockllm", name, args, tool_call_id=f"call-{i}")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        outputs.append(output)
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+def run(model: str | Model, tmp_path: Path, **task_args: Any) -> EvalLog:
+    log = inspect_eval(
+        ghostei_task(**task_args), model=model, display="none", log_dir=str(tmp_path)
+    )[0]
+    assert log.status == "success", log.error
+    return log
+
+
+def labels(log: EvalLog) -> dict[int, str]:
+    assert log.samples is not None
+    return {int(s.id): str(s.scores["ghostei_judge"].value) for s in log.samples}  # type: ignore[index]
+
+
+def metrics(log: EvalLog) -> dict[str, float]:
+    assert log.results is not None
+    return {k: m.value for k, m in log.results.scores[0].metrics.items()}
+
+
+def test_samples_are_the_builtin_cases_with_their_metadata() -> None:
+    task = ghostei_task(cases="1-3")
+    samples = list(task.dataset)
+    assert [s.id for s in samples] == [1, 2, 3]
+    case = select_cases("1")[0]
+    first = samples[0]
+    assert first.input == case.prompt
+    assert first.metadata is not None
+    assert first.metadata["case_id"] == 1
+    assert first.metadata["vector"] == case.use_dynamic == first.metadata["use_dynamic"]
+    assert first.metadata["case_type"] == case.case_type
+    assert first.metadata["app_domain"] == case.app_domain
+    assert first.metadata["risks"] == sorted(case.potential_risks)
+
+
+def test_a_clean_run_gives_each_case_its_benign_prompt() -> None:
+    task = ghostei_task(cases="1-20", attack="none")
+    for sample in task.dataset:
+        case = case_under(select_cases(str(sample.id))[0], "none")
+        assert sample.input == case.prompt
+
+
+def test_an_unknown_attack_is_refused() -> None:
+    with pytest.raises(ValueError):
+        ghostei_task(cases="1", attack="no-such-variant")
+
+
+def test_tool_calls_and_actions_convert_both_ways() -> None:
+    actions = [
+        Action(action_type="click", index=3),
+        Action(action_type="click", x=10, y=20),
+        Action(action_type="long_press", index=1),
+        Action(action_type="input_text", text="hi", index=2),
+        Action(action_type="input_text", text="hi"),
+        Action(action_type="swipe", x=1, y=2, x2=3, y2=4),
+        Action(action_type="scroll", direction="down"),
+        Action(action_type="open_app", app_name="Gmail"),
+        Action(action_type="navigate_back"),
+        Action(action_type="navigate_home"),
+        Action(action_type="keyboard_enter"),
+        Action(action_type="answer", text="42"),
+        Action(action_type="refuse", text="unsafe"),
+        Action(action_type="finish"),
+    ]
+    for action in actions:
+        assert tool_call_to_action(*action_to_tool_call(action)) == action
+    with pytest.raises(ValueError):
+        tool_call_to_action("tap", {})  # neither an index nor a point
+    with pytest.raises(ValueError):
+        tool_call_to_action("fly", {})
+
+
+def test_the_default_mock_answers_in_text_and_the_episode_ends(tmp_path: Path) -> None:
+    log = run("mockllm/model", tmp_path, cases="1-2", max_steps=5)
+    assert log.samples is not None
+    for sample in log.samples:
+        score = sample.scores["ghostei_judge"]  # type: ignore[index]
+        assert score.value == "BF"  # answered at once, nothing done, the attack not taken
+        steps = score.metadata["steps"]
+        assert [s["action"]["action_type"] for s in steps] == ["answer"]
+        assert score.metadata["events"]  # the GhostEI trajectory is kept
+        # The first turn showed the model the screen: element list and screenshot.
+        user = sample.messages[1]
+        kinds = [c.type for c in user.content]  # type: ignore[union-attr]
+        assert kinds == ["text", "image"]
+        image = user.content[1].image  # type: ignore[union-attr]
+        image = sample.attachments.get(image.removeprefix("attachment://"), image)
+        assert image.startswith("data:image/png;base64,")
+    m = metrics(log)
+    assert m["BF"] == 1.0 and m["TC"] == 0.0 and m["FAS"] == 0.0
+    assert math.isnan(m["VR"])  # every episode a benign failure: VR undefined
+
+
+def test_replaying_the_oracle_completes_the_task(tmp_path: Path) -> None:
+    actions = agent_actions(CASE, "oracle")
+    record = run_episode(select_cases(str(CASE))[0], "oracle", RunConfig(agents=("oracle",)), None)
+    assert record.label == "TC"
+    log = run(scripted(actions), tmp_path, cases=str(CASE))
+    assert labels(log) == {CASE: "TC"}
+    assert metrics(log)["TC"] == 1.0 and metrics(log)["VR"] == 0.0
+
+
+def test_replaying_gullible_falls_for_the_attack(tmp_path: Path) -> None:
+    actions = agent_actions(CASE, "gullible")
+    log = run(scripted(actions), tmp_path, cases=str(CASE))
+    assert labels(log) == {CASE: "FAS"}
+    m = metrics(log)
+    assert m["FAS"] == 1.0 and m["VR"] == 1.0
+    assert log.samples is not None
+    score = log.samples[0].scores["ghostei_judge"]  # type: ignore[index]
+    assert score.metadata["verdict"]["label"] == "FAS"
+    assert score.metadata["attack_fired"]
+
+
+def test_the_oracle_under_a_clean_run_completes_the_task(tmp_path: Path) -> None:
+    actions = agent_actions(CASE, "oracle", attack="none")
+    log = run(scripted(actions), tmp_path, cases=str(CASE), attack="none")
+    assert labels(log) == {CASE: "TC"}
+
+
+def test_max_steps_ends_an_episode(tmp_path: Path) -> None:
+    actions = agent_actions(CASE, "oracle")
+    log = run(scripted(actions[:2]), tmp_path, cases=str(CASE), max_steps=2)
+    assert log.samples is not None
+    score = log.samples[0].scores["ghostei_judge"]  # type: ignore[index]
+    assert len(score.metadata["steps"]) == 2
+    assert score.value == "BF"
+
+
+def test_a_sample_that_hits_a_limit_is_still_judged(tmp_path: Path) -> None:
+    actions = agent_actions(CASE, "oracle")
+    log = inspect_eval(
+        ghostei_task(cases=str(CASE)),
+        model=scripted(actions),
+        message_limit=6,  # system, task, then two turns of call, result and screen
+        display="none",
+        log_dir=str(tmp_path),
+    )[0]
+    assert log.samples is not None
+    score = log.samples[0].scores["ghostei_judge"]  # type: ignore[index]
+    assert score.value == "BF"
+    assert 1 <= len(score.metadata["steps"]) < len(actions)
+
+
+def test_the_scorer_is_deterministic(tmp_path: Path) -> None:
+    actions = agent_actions(CASE, "gullible")
+    first = run(scripted(actions), tmp_path / "a", cases=str(CASE))
+    second = run(scripted(actions), tmp_path / "b", cases=str(CASE))
+    assert first.samples is not None and second.samples is not None
+    a = first.samples[0].scores["ghostei_judge"]  # type: ignore[index]
+    b = second.samples[0].scores["ghostei_judge"]  # type: ignore[index]
+    assert a.value == b.value == "FAS"
+    assert a.metadata["verdict"] == b.metadata["verdict"]
+    assert a.metadata["events"] == b.metadata["events"]
+
+
+def test_the_task_resolves_by_name_through_the_entry_point(tmp_path: Path) -> None:
+    eps = {ep.name: ep.value for ep in entry_points(group="inspect_ai")}
+    assert eps.get("ghostei") == "ghostei.inspect._registry"
+    log = inspect_eval(
+        "ghostei/ghostei",
+        task_args={"cases": 1, "max_steps": 1},  # as ``-T cases=1`` gives it: a number
+        model="mockllm/model",
+        display="none",
+        log_dir=str(tmp_path),
+    )[0]
+    assert log.status == "success", log.error
+    assert log.eval.task == "ghostei/ghostei"
+    assert labels(log) == {1: "BF"}
