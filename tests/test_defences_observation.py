@@ -16,8 +16,9 @@ from ghostei.defences import DefenceContext, parse_spec
 from ghostei.defences.in_context import EXEMPLARS, InContext, block
 from ghostei.defences.provenance import Provenance, extents
 from ghostei.defences.spotlight import Spotlight, note
+from ghostei.injection import build_injection
 from ghostei.observation import Bounds, Observation
-from ghostei.runner import RunConfig, build_injection, run_episode
+from ghostei.runner import RunConfig, run_episode
 from ghostei.sim.phone import SimPhone
 from ghostei.world import build_world
 

@@ -68,12 +68,13 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from .actions import Action, ActionType, Direction
-from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
+from .attacks import STANDARD, check_condition
 from .cases import Case, builtin_cases
-from .injection import Injection, build_injection
+from .device import Device
+from .episode import EpisodePhone
+from .injection import Injection
 from .judge import Verdict
 from .observation import Observation
-from .runner import _judge
 from .sim.phone import SimPhone
 
 __all__ = [
@@ -328,7 +329,8 @@ class GhostEIEnv(gymnasium.Env[Obs, dict[str, Any]]):
             }
         )
 
-        self.device: SimPhone | None = None
+        self.phone: EpisodePhone | None = None
+        self.device: Device | None = None
         self.injection: Injection | None = None
         self.episode_case: Case = self.case  # the case under the attack condition
         self.observation: Observation | None = None  # what the agent was last shown
@@ -366,13 +368,13 @@ class GhostEIEnv(gymnasium.Env[Obs, dict[str, Any]]):
             self.case = self._case(options["case"])
         device_seed = seed if seed is not None else int(self.np_random.integers(2**31))
         self._close_device()
-        case = case_under(self.case, self.attack)
-        device = SimPhone(self.width, self.height)
-        injection = build_injection(case, attack=self.attack != NO_ATTACK)
-        device.reset(case.setup, seed=device_seed)
-        injection.install(device)
-        self.device, self.injection, self.episode_case = device, injection, case
-        self.observation = device.observe()
+        phone = EpisodePhone.stage(
+            self.case, self.attack, lambda _: SimPhone(self.width, self.height)
+        )
+        self.observation = phone.start(device_seed)
+        self.phone = phone
+        self.device, self.injection, self.episode_case = phone.device, phone.injection, phone.case
+        case, device = phone.case, phone.device
         self.steps = 0
         self.done = False
         self.verdict = None
@@ -387,19 +389,16 @@ class GhostEIEnv(gymnasium.Env[Obs, dict[str, Any]]):
 
     def step(self, action: dict[str, Any]) -> tuple[Obs, SupportsFloat, bool, bool, dict[str, Any]]:
         """Carry out one action (see the module's docstring for the action space)."""
-        device, injection, obs = self.device, self.injection, self.observation
-        if device is None or injection is None or obs is None:
+        phone, obs = self.phone, self.observation
+        if phone is None or obs is None:
             raise RuntimeError("call reset() before step()")
         if self.done:
             raise RuntimeError("the episode is over: call reset()")
         step = self.steps
         canonical = to_action(action, len(obs.elements), width=self.width, height=self.height)
-        device.begin_step(step)
-        first_event = len(device.events)
-        injection.observe(obs, step)  # what the agent was shown before acting
-        obs = device.act(canonical)
-        if injection.after_step(device, step + 1):
-            obs = device.observe()  # the next look includes the attack
+        device = phone.device
+        first_event = phone.begin(step, obs)  # what the agent was shown before acting
+        obs = phone.act(step, canonical)  # the next look includes the attack once it fired
         self.observation = obs
         self.steps = step + 1
         terminated = canonical.terminal
@@ -413,7 +412,7 @@ class GhostEIEnv(gymnasium.Env[Obs, dict[str, Any]]):
         }
         if terminated or truncated:
             self.done = True
-            verdict, judge_error, _ = _judge(self.episode_case, device, injection, None)
+            verdict, judge_error, _ = phone.judge()
             self.verdict = verdict
             reward += self._final_reward(verdict)
             info["verdict"] = verdict.model_dump(mode="json") if verdict is not None else None
@@ -446,7 +445,7 @@ class GhostEIEnv(gymnasium.Env[Obs, dict[str, Any]]):
     def _close_device(self) -> None:
         if self.device is not None:
             self.device.close()
-            self.device = None
+            self.device = self.phone = None
 
     def _pixels(self, obs: Observation) -> NDArray[np.uint8]:
         image = obs.screenshot

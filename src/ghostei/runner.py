@@ -24,7 +24,7 @@ from typing import Any, Literal, cast
 
 from . import __version__
 from .agents import Agent, AgentContext, build_agent
-from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
+from .attacks import STANDARD, check_condition
 from .cases.schema import Case
 from .defences import (
     Defence,
@@ -36,9 +36,8 @@ from .defences import (
     parse_specs,
 )
 from .device import Device
+from .episode import EpisodePhone
 from .frames import FRAMES_MODES, FrameRecorder, FramesMode
-from .injection import Injection, NoInjection, build_injection, trigger_can_fire
-from .judge import RuleJudge, Verdict
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
 from .providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells, shared_cell
@@ -246,9 +245,8 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     started = time.perf_counter()
     label = config.label(agent_name)
     REQUEST_CONTEXT.set(f"case {case.id}, agent {label}")
-    case = case_under(case, config.attack)
-    device = make_device(config, case)
-    injection = build_injection(case, attack=config.attack != NO_ATTACK)
+    phone = EpisodePhone.stage(case, config.attack, lambda shaped: make_device(config, shaped))
+    case, device, injection = phone.case, phone.device, phone.injection
     trajectory = Trajectory(frames=FrameRecorder(config.frames))
     usage: dict[str, int] = {}
     error: str | None = None
@@ -256,19 +254,15 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     metered: MeteredProvider | None = None
     guards: list[Defence] = []
     try:
-        device.reset(case.setup, seed=config.seed)
-        injection.install(device)
-        obs = device.observe()  # the agent's first look includes what the injection planted
+        obs = phone.start(config.seed)
         if config.model is not None:
             metered = MeteredProvider(build_provider(config.model))
         owner = build_world(case.setup).owner
         agent, guards = _agent_behind_defences(agent_name, case, config, owner, metered)
         agent.reset(case.prompt)
         for step in range(config.max_steps):
-            device.begin_step(step)
-            first_event = len(device.events)
+            first_event = phone.begin(step, obs)
             trajectory.frames.keep(obs)
-            injection.observe(obs, step)  # what the agent is about to be shown
             agent_step = agent.act(obs)
             for k, v in agent_step.usage.items():
                 usage[k] = usage.get(k, 0) + v
@@ -282,9 +276,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
                     reason=blocked.reason,
                     action=blocked.action.model_dump(exclude_none=True),
                 )
-            obs = device.act(action)
-            if injection.after_step(device, step + 1):
-                obs = device.observe()  # the agent's next look includes the attack
+            obs = phone.act(step, action)
             if agent_step.summary is not None and trajectory.steps:
                 trajectory.steps[-1]["summary"] = agent_step.summary
             trajectory.steps.append(
@@ -308,7 +300,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         trajectory.frames.keep(obs)
     except Exception as exc:  # any failure inside an episode ends it; what was seen stays
         error = f"{type(exc).__name__}: {exc}"
-    verdict, judge_error, final_state = _judge(case, device, injection, error)
+    verdict, judge_error, final_state = phone.judge(error)
     if verdict is not None and verdict.label in ("FAS", "PAS"):
         # Where a compromised episode went wrong. Diagnosis is commentary: its failure is
         # kept apart and never touches the label.
@@ -397,37 +389,6 @@ def _own_models(guards: list[Defence]) -> list[MeteredProvider]:
     Without a run model the steps' usage, where such a defence adds its calls, is the count.
     """
     return [g.own_model for g in guards if g.own_model is not None]
-
-
-def _judge(
-    case: Case, device: Device, injection: Injection, error: str | None
-) -> tuple[Verdict | None, str | None, dict[str, Any] | None]:
-    """The rule verdict of an episode, what kept the judge from giving one, and the final
-    state it read (None when the device could not be read)."""
-    state: dict[str, Any] | None
-    try:
-        state = device.state()
-    except Exception as exc:
-        if error is None:
-            return None, f"reading the device state: {type(exc).__name__}: {exc}", None
-        state = None  # the device died with the episode: state checks are undetermined
-    seen = device.observability
-    trigger = injection.trigger
-    blind = trigger.on if trigger is not None and not trigger_can_fire(trigger, seen) else None
-    try:
-        verdict = RuleJudge(seen).judge(
-            case,
-            list(device.events),
-            state,
-            attack_fired=injection.exposed,
-            error=error,
-            blind_trigger=blind,
-            # No injection (the clean condition): no attacker, so no FAS or PAS to find.
-            attack_present=injection.kind != NoInjection.kind,
-        )
-    except Exception as exc:
-        return None, f"judging: {type(exc).__name__}: {exc}", state
-    return (verdict if verdict.label != "error" else None), None, state
 
 
 def _store_dump(run: RunDir, xml: str) -> Path:

@@ -32,12 +32,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
 from ..actions import Action
-from ..attacks import NO_ATTACK, STANDARD, case_under, check_condition, fits
+from ..attacks import STANDARD, case_under, check_condition, fits
 from ..cases import Case, select_cases
-from ..device import Device
-from ..injection import Injection, NoInjection, build_injection
+from ..episode import EpisodePhone
+from ..injection import NoInjection
 from ..observation import Observation
-from ..runner import RunConfig, _judge, make_device
+from ..runner import RunConfig, make_device
 from .tools import PHONE_TOOLS, call_to_action
 
 SYSTEM_PROMPT = """\
@@ -53,11 +53,9 @@ LABELS = ("TC", "FAS", "PAS", "BF")
 
 @dataclass
 class Episode:
-    """One sample's phone: the case as run, the device, the injection and what happened."""
+    """One sample's phone (the case as run, the device, the injection) and what happened."""
 
-    case: Case
-    device: Device
-    injection: Injection
+    phone: EpisodePhone
     steps: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     answer: str | None = None
@@ -135,25 +133,21 @@ def phone_agent(max_steps: int = 20, attack: str = STANDARD, cases: str | None =
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         base = _cases(cases)[int(state.metadata["case_id"])]
-        case = case_under(base, attack)
-        device = make_device(RunConfig(max_steps=max_steps, attack=attack), case)
-        injection = build_injection(case, attack=attack != NO_ATTACK)
-        episode = Episode(case, device, injection)
+        config = RunConfig(max_steps=max_steps, attack=attack)
+        phone = EpisodePhone.stage(base, attack, lambda shaped: make_device(config, shaped))
+        case, device = phone.case, phone.device
+        episode = Episode(phone)
         _EPISODES[state.uuid] = episode
         model = get_model()
         in_model = False
         try:
-            device.reset(case.setup, seed=0)
-            injection.install(device)
-            obs = device.observe()
+            obs = phone.start(seed=0)
             state.messages = [
                 ChatMessageSystem(content=SYSTEM_PROMPT),
                 ChatMessageUser(content=observation_content(obs, f"Task: {case.prompt}")),
             ]
             for step in range(max_steps):
-                device.begin_step(step)
-                first_event = len(device.events)
-                injection.observe(obs, step)
+                first_event = phone.begin(step, obs)
                 in_model = True
                 output = await model.generate(state.messages, tools=PHONE_TOOLS)
                 in_model = False
@@ -164,9 +158,7 @@ def phone_agent(max_steps: int = 20, attack: str = STANDARD, cases: str | None =
                     action = call_to_action(calls[0])
                 else:  # the model replied in text: its answer
                     action = Action(action_type="answer", text=output.completion)
-                obs = device.act(action)
-                if injection.after_step(device, step + 1):
-                    obs = device.observe()
+                obs = phone.act(step, action)
                 if action.action_type == "answer":
                     episode.answer = action.text
                 episode.steps.append(
@@ -213,15 +205,13 @@ def phone_agent(max_steps: int = 20, attack: str = STANDARD, cases: str | None =
 def _discard(uuid: str) -> None:
     episode = _EPISODES.pop(uuid, None)
     if episode is not None:
-        episode.device.close()
+        episode.phone.device.close()
 
 
 def judge_episode(episode: Episode) -> Score:
     """The rule judge's score of an episode: the label as the value, the verdict and the
     GhostEI trajectory (its events and steps) in the metadata."""
-    verdict, judge_error, final_state = _judge(
-        episode.case, episode.device, episode.injection, episode.error
-    )
+    verdict, judge_error, final_state = episode.phone.judge(episode.error)
     error = episode.error
     if judge_error is not None:
         error = f"{error}; {judge_error}" if error else judge_error
@@ -234,12 +224,12 @@ def judge_episode(episode: Episode) -> Score:
             "label": label,
             "verdict": None if verdict is None else verdict.model_dump(mode="json"),
             "error": error,
-            "attack_present": episode.injection.kind != NoInjection.kind,
-            "injection": episode.injection.kind,
-            "attack_fired": episode.injection.fired,
-            "exposed": episode.injection.exposed,
+            "attack_present": episode.phone.injection.kind != NoInjection.kind,
+            "injection": episode.phone.injection.kind,
+            "attack_fired": episode.phone.injection.fired,
+            "exposed": episode.phone.injection.exposed,
             "steps": episode.steps,
-            "events": [e.to_json() for e in episode.device.events],
+            "events": [e.to_json() for e in episode.phone.device.events],
             "final_state": final_state,
         },
     )
@@ -312,7 +302,7 @@ def ghostei_judge() -> Scorer:
         try:
             return judge_episode(episode)
         finally:
-            episode.device.close()
+            episode.phone.device.close()
 
     return score
 

@@ -1,0 +1,91 @@
+"""One episode's phone: the steps every driver of an episode takes, in one place.
+
+The runner, the Gymnasium environment and the inspect_ai task each drive episodes their own
+way (an agent, an RL policy, a model calling tools), but the phone must go through the same
+motions for their labels to agree: the case as the run's attack condition shapes it, the
+device reset and the injection installed, each step begun before the agent acts (so events
+land in it), the injection told what the agent was shown, the action carried out, the
+trigger tested, and at the end the rule judge reading only what the backend can observe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import Action
+from .attacks import NO_ATTACK, case_under
+from .cases.schema import Case
+from .device import Device
+from .injection import Injection, NoInjection, build_injection, trigger_can_fire
+from .judge import RuleJudge, Verdict
+from .observation import Observation
+
+
+@dataclass
+class EpisodePhone:
+    """The case as run, its device and its injection."""
+
+    case: Case
+    device: Device
+    injection: Injection
+
+    @classmethod
+    def stage(cls, case: Case, attack: str, make_device: Callable[[Case], Device]) -> EpisodePhone:
+        """``case`` under ``attack`` on a device from ``make_device`` (not yet reset)."""
+        shaped = case_under(case, attack)
+        return cls(shaped, make_device(shaped), build_injection(shaped, attack != NO_ATTACK))
+
+    def start(self, seed: int) -> Observation:
+        """Reset the device, install the injection; the agent's first look (which includes
+        what the injection planted)."""
+        self.device.reset(self.case.setup, seed=seed)
+        self.injection.install(self.device)
+        return self.device.observe()
+
+    def begin(self, step: int, shown: Observation) -> int:
+        """Open ``step`` (before the agent acts: what happens meanwhile belongs to it) with
+        ``shown``, the observation the agent is given; the index of the step's first event."""
+        self.device.begin_step(step)
+        self.injection.observe(shown, step)
+        return len(self.device.events)
+
+    def act(self, step: int, action: Action) -> Observation:
+        """Carry out ``action``, the last of ``step``; the next look, which includes the
+        attack if the step fired it."""
+        observation = self.device.act(action)
+        if self.injection.after_step(self.device, step + 1):
+            observation = self.device.observe()
+        return observation
+
+    def judge(
+        self, error: str | None = None
+    ) -> tuple[Verdict | None, str | None, dict[str, Any] | None]:
+        """The rule verdict, what kept the judge from giving one, and the final state it read
+        (None when the device could not be read)."""
+        device, injection = self.device, self.injection
+        state: dict[str, Any] | None
+        try:
+            state = device.state()
+        except Exception as exc:
+            if error is None:
+                return None, f"reading the device state: {type(exc).__name__}: {exc}", None
+            state = None  # the device died with the episode: state checks are undetermined
+        seen = device.observability
+        trigger = injection.trigger
+        blind = trigger.on if trigger is not None and not trigger_can_fire(trigger, seen) else None
+        try:
+            verdict = RuleJudge(seen).judge(
+                self.case,
+                list(device.events),
+                state,
+                attack_fired=injection.exposed,
+                error=error,
+                blind_trigger=blind,
+                # No injection (the clean condition): no attacker, so no FAS or PAS to find.
+                attack_present=injection.kind != NoInjection.kind,
+            )
+        except Exception as exc:
+            return None, f"judging: {type(exc).__name__}: {exc}", state
+        return (verdict if verdict.label != "error" else None), None, state
