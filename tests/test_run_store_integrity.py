@@ -231,7 +231,7 @@ def test_judging_after_a_torn_judgement_appends_whole_lines(
         ({"screen": [1080]}, "config.screen: must be [width, height]"),
         ({"screen": "1080x2400"}, "config.screen: must be [width, height]"),
         ({"backend": "emulator"}, "config.backend: unknown backend 'emulator'"),
-        ({"backend": "android"}, "config.serial: the android backend needs a device serial"),
+        ({"backend": "android", "serial": 5554}, "config.serial: must be a device serial"),
         ({"max_steps": 0}, "config.max_steps: must be at least 1"),
         ({"max_steps": "20"}, "config.max_steps: must be an integer"),
         ({"max_steps": True}, "config.max_steps: must be an integer"),

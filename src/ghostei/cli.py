@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -120,6 +121,28 @@ def main() -> None:
 )
 @click.option("--resume", is_flag=True, help="Finish an interrupted run in --out.")
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where episodes run: processes on this machine, or tasks on a Ray cluster "
+    "(the ray extra; Android episodes on one actor per device).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="auto|HOST:PORT|ray://HOST:10001",
+    help="With --executor ray: the cluster (default: $RAY_ADDRESS, or a new local one).",
+)
+@click.option(
+    "--ray-cpus",
+    type=click.FloatRange(0.01, 64),
+    default=1.0,
+    show_default=True,
+    help="With --executor ray: CPUs a simulator episode asks for (below 1 for runs that "
+    "wait on a remote model).",
+)
+@click.option(
     "--screen",
     default="1080x2400",
     show_default=True,
@@ -167,7 +190,11 @@ def main() -> None:
     help="The built-in simulated phone, or an Android device or emulator through adb.",
 )
 @click.option(
-    "--serial", default=None, help="With --backend android: the device, e.g. emulator-5554."
+    "--serial",
+    "serials",
+    multiple=True,
+    help="With --backend android: the device, e.g. emulator-5554. With --executor ray, "
+    "repeatable, SERIAL or SERIAL@NODE_IP (default: every device of every node).",
 )
 @click.option(
     "--adb-port",
@@ -207,6 +234,9 @@ def run(
     workers: int,
     concurrency: int | None,
     resume: bool,
+    executor: Literal["local", "ray"],
+    ray_address: str | None,
+    ray_cpus: float,
     screen: str,
     frames_mode: str,
     no_frames: bool,
@@ -225,7 +255,7 @@ def run(
     cache_dir: Path | None,
     prices: Path | None,
     backend: Literal["sim", "android"],
-    serial: str | None,
+    serials: tuple[str, ...],
     adb_port: int | None,
     reflection: bool,
     thinking: bool,
@@ -238,6 +268,7 @@ def run(
     Framework agents (mobile-agent-v2, appagent, uitars, uitars-v1, m3a, t3a) need --model;
     your own agent is --agent path/to/agent.py:ClassName or package.module:ClassName.
     """
+    devices = _executor_options(executor, serials)
     if resume:
         if out is None:
             fail("--resume needs --out RUN_DIR")
@@ -253,6 +284,11 @@ def run(
             fail(f"cannot resume {out}: {RunDir.MANIFEST}: {exc}")
         params = click.get_current_context().params
         given = {k: v for k, v in params.items() if _given_on_command_line(k)}
+        # Where the episodes run is not what they are: a resumed run may use other devices.
+        if "adb_port" in given:
+            config = replace(config, adb_port=adb_port)
+        if serials and executor == "local":
+            config = replace(config, serial=serials[0])
         conflicts = _resume_conflicts(given, config, cases)
         if conflicts:
             fail(
@@ -294,8 +330,8 @@ def run(
             check_backend(attack, backend)
         except ValueError as exc:
             fail(f"--attack-variant {attack}: {exc}")
-        if backend == "android":
-            _check_android(serial, adb_port)
+        if backend == "android" and executor == "local":
+            _check_android(serials[0] if serials else None, adb_port)
         if prices is not None:
             try:  # a bad table is the user's to fix, before any episode runs
                 PriceTable.load(prices)
@@ -342,34 +378,49 @@ def run(
             thinking=thinking,
             prices=str(prices.resolve()) if prices else None,
             backend=backend,
-            serial=serial,
+            # On Ray each episode's device is the actor's that runs it (see records' device).
+            serial=serials[0] if serials and executor == "local" else None,
             adb_port=adb_port,
             defences=defences,
             attack=attack,
         )
         out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
         rundir = RunDir(out)
+    if config.backend == "android" and executor == "local" and not config.serial:
+        fail(f"--resume {out}: the run's devices were its Ray cluster's; give --serial")
+    for option in ("workers", "concurrency"):
+        if executor == "ray" and _given_on_command_line(option):
+            warn(f"--{option}: Ray places the episodes (see --ray-cpus); ignored")
+    if executor == "ray":  # before the run folder: an unreachable cluster leaves nothing
+        _connect_ray(ray_address)
+    if not resume:
         try:
             rundir.create(new_manifest(config, cases), cases)
         except RunDirError as exc:
             fail(str(exc))
         except OSError as exc:
             fail(f"--out {out}: cannot create the run folder: {exc.strerror or exc}")
-    if config.backend != "sim" and concurrency is not None and concurrency > 1:
+    if executor == "local" and config.backend != "sim" and (concurrency or 1) > 1:
         warn(f"--concurrency {concurrency}: an {config.backend} device runs one episode at a time")
     total = len(cases) * len(config.agents)
+    not_started = 0
     try:  # a record that stops validating mid-run (another writer, a bad disk) is an error
         already = len(rundir.records())
         with progress_bar() as progress:
             task = progress.add_task("episodes", total=total, completed=already)
-            execute(
-                rundir,
-                config,
-                cases,
-                workers=workers,
-                concurrency=concurrency,
-                on_record=lambda r: progress.advance(task),
-            )
+            if executor == "ray":
+                not_started = _execute_on_ray(
+                    rundir, config, cases, devices, ray_cpus, lambda r: progress.advance(task)
+                )
+            else:
+                execute(
+                    rundir,
+                    config,
+                    cases,
+                    workers=workers,
+                    concurrency=concurrency,
+                    on_record=lambda r: progress.advance(task),
+                )
         records = rundir.records()
     except RunDirError as exc:
         fail(f"{out}: {exc}")
@@ -377,11 +428,76 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     err.print(f"run folder: {rundir.path}", highlight=False, markup=False)
     errors = [r for r in records if r.label == "error"]
-    if errors:
-        for r in errors:
-            line = Text.assemble(("error", "red"), f" case {r.case} agent {r.agent}: {r.error}")
-            err.print(line, highlight=False)
+    for r in errors:
+        line = Text.assemble(("error", "red"), f" case {r.case} agent {r.agent}: {r.error}")
+        err.print(line, highlight=False)
+    if not_started:
+        warn(f"{not_started} episode(s) not started: every device was lost; --resume runs them")
+    if errors or not_started:
         sys.exit(1)
+
+
+def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
+    """The devices a Ray run may use (``SERIAL[@NODE]``); what does not fit the executor fails."""
+    if executor == "local":
+        for option in ("ray_address", "ray_cpus"):
+            if _given_on_command_line(option):
+                fail(f"--{option.replace('_', '-')} needs --executor ray")
+        if len(serials) > 1:
+            fail("--serial: a local run drives one device; several need --executor ray")
+        return []
+    from .ray_executor import DeviceSpec, RayExecutorError, import_ray
+
+    try:
+        import_ray()
+    except RayExecutorError as exc:
+        fail(str(exc))
+    devices = []
+    for text in serials:
+        try:
+            devices.append(DeviceSpec.parse(text))
+        except ValueError as exc:
+            fail(f"--serial: {exc}")
+    return devices
+
+
+def _connect_ray(address: str | None) -> None:
+    from .ray_executor import RayExecutorError, connect
+
+    try:
+        connect(address)
+    except RayExecutorError as exc:
+        fail(str(exc))
+
+
+def _execute_on_ray(
+    run: RunDir,
+    config: RunConfig,
+    cases: list[Any],
+    devices: list[Any],
+    cpus: float,
+    on_record: Callable[[EpisodeRecord], None],
+) -> int:
+    """Run the pending episodes on the connected Ray cluster; how many were never started."""
+    from .ray_executor import RayExecutorError, execute_on_ray
+
+    def found(placed: list[Any]) -> None:
+        names = ", ".join(d.name for d in placed)
+        err.print(f"devices ({len(placed)}): {names}", highlight=False, markup=False)
+
+    try:
+        outcome = execute_on_ray(
+            run,
+            config,
+            cases,
+            devices=devices,
+            cpus_per_episode=cpus,
+            on_record=on_record,
+            on_devices=found,
+        )
+    except RayExecutorError as exc:
+        fail(str(exc))
+    return outcome.not_started
 
 
 def _check_android(serial: str | None, adb_port: int | None) -> None:
@@ -566,8 +682,6 @@ _RUN_FIELDS: dict[str, Callable[[RunConfig], Any]] = {
     "reflection": lambda c: c.reflection,
     "thinking": lambda c: c.thinking,
     "backend": lambda c: c.backend,
-    "serial": lambda c: c.serial,
-    "adb_port": lambda c: c.adb_port,
     "defences": lambda c: c.defences,
     "no_attack": lambda c: c.attack == NO_ATTACK,
     "attack_variant": lambda c: c.attack if c.attack not in (STANDARD, NO_ATTACK) else None,

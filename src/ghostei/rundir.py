@@ -18,8 +18,9 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
@@ -49,6 +50,9 @@ class EpisodeRecord(BaseModel):
     cost: float | None = None  # USD, when the run has a price table for its model
     seconds: float = 0.0
     trajectory: str = ""
+    # Where it ran: the Android device's serial (``serial@node`` on a Ray cluster); None on
+    # the simulated phone.
+    device: str | None = None
     # How many times the episode was run: a resumed error's replacement counts the attempts
     # before it, and its usage and cost include theirs (every request made is counted).
     attempts: int = 1
@@ -168,6 +172,7 @@ class RunDir:
     # The run's frame store: frames/<2 hex>/<name>.png and the dumps' <sha256>.xml.gz (.xml in
     # run folders written before dumps were gzipped).
     FRAMES = "frames"
+    EPISODES = "episodes"  # episodes/<agent>/case-<id>/: each episode's trajectory and events
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -263,7 +268,7 @@ class RunDir:
             self.path / self.RECORDS, "".join(r.model_dump_json() + "\n" for r in records)
         )
         done = {self.trajectory_dir(r.agent, r.case) for r in records}
-        root = self.path / "episodes"
+        root = self.path / self.EPISODES
         if root.exists():
             for folder in root.glob("*/*"):
                 if folder.is_dir() and folder not in done:
@@ -309,7 +314,44 @@ class RunDir:
 
     def trajectory_dir(self, agent: str, case_id: int) -> Path:
         """Where an episode's trajectory lives."""
-        return self.path / "episodes" / _safe(agent) / f"case-{case_id:04d}"
+        return self.path / self.EPISODES / _safe(agent) / f"case-{case_id:04d}"
+
+    def write_trajectory(self, folder: Path, files: Mapping[str, bytes]) -> None:
+        """Put an episode's trajectory folder in place whole: written beside it under a name
+        of this process's, then renamed over any older one, so a reader never sees half."""
+        tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}-{threading.get_ident()}")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        for name, data in files.items():
+            path = tmp / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, folder)
+
+    def adopt(self, files: Mapping[str, bytes]) -> None:
+        """Take in what an episode run elsewhere wrote to its own run folder (a Ray worker's,
+        see ``runner.run_episode_detached``), named relative to that folder: its frames and
+        dumps join this run's store unless there already, its trajectory folder is put in
+        place whole. Call it before appending the episode's record, which points at them.
+        """
+        trajectories: dict[Path, dict[str, bytes]] = {}
+        for name, data in files.items():
+            parts = PurePosixPath(name).parts
+            if PurePosixPath(name).is_absolute() or ".." in parts or len(parts) < 3:
+                raise RunDirError(f"{self.path}: an episode's file {name!r} is outside its place")
+            if parts[0] == self.FRAMES:
+                stem, dot, suffix = parts[-1].partition(".")
+                self.store_frame(data, dot + suffix, stem)
+            elif parts[0] == self.EPISODES and len(parts) >= 4:
+                folder = self.path.joinpath(*parts[:3])
+                trajectories.setdefault(folder, {})["/".join(parts[3:])] = data
+            else:
+                raise RunDirError(f"{self.path}: an episode's file {name!r} is outside its place")
+        for folder, content in trajectories.items():
+            self.write_trajectory(folder, content)
 
     def frame_path(self, name: str, suffix: str) -> Path:
         """Where the frame store keeps the file of that name."""

@@ -9,7 +9,7 @@ import itertools
 import json
 import multiprocessing
 import os
-import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +24,7 @@ from typing import Any, Literal, cast
 
 from . import __version__
 from .agents import Agent, AgentContext, build_agent
-from .attacks import STANDARD, check_condition
+from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
 from .cases.schema import Case
 from .defences import (
     Defence,
@@ -38,6 +38,7 @@ from .defences import (
 from .device import Device
 from .episode import EpisodePhone
 from .frames import FRAMES_MODES, FrameRecorder, FramesMode
+from .injection import NoInjection, injection_kind
 from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
 from .providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells, shared_cell
@@ -134,9 +135,8 @@ class RunConfig:
         backend = value("backend", str, "sim or android", "sim")
         if backend not in ("sim", "android"):
             raise ValueError(f"config.backend: unknown backend {backend!r} (sim or android)")
+        # None for an android run on Ray, whose devices are its actors' (records' device).
         serial = value("serial", str, "a device serial", None)
-        if backend == "android" and not serial:
-            raise ValueError("config.serial: the android backend needs a device serial")
         adb_port = value("adb_port", int, "a port number", None)
         if adb_port is not None and not 1 <= adb_port <= 65535:
             raise ValueError(f"config.adb_port: {adb_port} is no port number (1-65535)")
@@ -352,6 +352,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         cost=cost,
         seconds=round(time.perf_counter() - started, 3),
         trajectory=rel,
+        device=config.serial if config.backend != "sim" else None,
     )
 
 
@@ -415,10 +416,6 @@ def _write_trajectory(
 ) -> str:
     run = RunDir(out)
     final = run.trajectory_dir(agent, case.id)
-    tmp = final.with_name(final.name + f".tmp{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     # Frames and dumps live in the run's store, named by their hash; the trajectory refers
     # to them by paths relative to its own folder, as it did to its own frames before. A frame
     # that --frames keyframes dropped is null in both lists, so the others keep their steps.
@@ -435,7 +432,6 @@ def _write_trajectory(
     for step, frame in zip(steps, frames, strict=False):
         step["frame"] = frame
     events = "".join(json.dumps(e.to_json(), sort_keys=True) + "\n" for e in device.events)
-    (tmp / "events.jsonl").write_text(events, encoding="utf-8")
     doc = {
         "case": case.id,
         "agent": agent,
@@ -447,12 +443,11 @@ def _write_trajectory(
         "error": error,
         "final_state": final_state,
     }
-    (tmp / "trajectory.json").write_text(
-        json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8"
+    trajectory = json.dumps(doc, indent=1, sort_keys=True)
+    run.write_trajectory(
+        final,
+        {"events.jsonl": events.encode("utf-8"), "trajectory.json": trajectory.encode("utf-8")},
     )
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
     return str(final.relative_to(out))
 
 
@@ -484,6 +479,41 @@ Job = tuple[Case, str, RunConfig, str]  # (case, agent, config, run folder): one
 def _worker(args: Job) -> EpisodeRecord:
     case, agent, config, out = args
     return run_episode(case, agent, config, Path(out))
+
+
+def run_episode_detached(job: Job) -> tuple[EpisodeRecord, dict[str, bytes]]:
+    """Run an episode away from its run folder (on another machine, perhaps): its record,
+    and the files it wrote, named relative to the run folder, for ``RunDir.adopt``.
+
+    The episode writes to a run folder of its own, which goes when it is read: the same
+    code writes the same bytes as ``run_episode`` into the real folder would.
+    """
+    case, agent, config, _ = job
+    with tempfile.TemporaryDirectory(prefix="ghostei-episode-") as tmp:
+        root = Path(tmp)
+        record = run_episode(case, agent, config, root)
+        files = {
+            path.relative_to(root).as_posix(): path.read_bytes()
+            for path in sorted(root.rglob("*"))
+            if path.is_file()
+        }
+    return record, files
+
+
+def lost_record(case: Case, agent: str, config: RunConfig, reason: str) -> EpisodeRecord:
+    """The record of an episode that never reported back (its worker or machine was lost):
+    an error with nothing observed, which ``--resume`` runs again."""
+    shaped = case_under(case, config.attack)
+    return EpisodeRecord(
+        case=case.id,
+        agent=config.label(agent),
+        seed=config.seed,
+        label="error",
+        injection=injection_kind(shaped) if config.attack != NO_ATTACK else NoInjection.kind,
+        attack_fired=False,
+        steps=0,
+        error=reason,
+    )
 
 
 def execute(

@@ -9,7 +9,7 @@ only creating a device does.
 from .apps import APPS, AndroidApp, PackageMap
 from .device import AndroidDevice, DeviceError, shared_phish_server
 from .phish import PhishServer
-from .transport import AdbError, check_device
+from .transport import AdbError, check_device, list_devices
 
 __all__ = [
     "APPS",
@@ -20,5 +20,6 @@ __all__ = [
     "PackageMap",
     "PhishServer",
     "check_device",
+    "list_devices",
     "shared_phish_server",
 ]

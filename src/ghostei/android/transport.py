@@ -150,8 +150,9 @@ class AdbutilsTransport:
             raise AdbError(f"{self.serial} did not come online: {exc}") from exc
 
 
-def check_device(serial: str, *, adb_port: int | None = None) -> None:
-    """Raise AdbError with what to fix unless the adb server lists ``serial`` as a device."""
+def list_devices(*, adb_port: int | None = None) -> dict[str, str]:
+    """Every device the adb server on this machine knows, with its state (``device`` when
+    ready); raises AdbError when no server answers on the port."""
     adbutils = _adbutils()
     port = adb_port or int(os.environ.get("ANDROID_ADB_SERVER_PORT", "5037"))
     try:
@@ -163,11 +164,17 @@ def check_device(serial: str, *, adb_port: int | None = None) -> None:
         ) from exc
     client = adbutils.AdbClient(host="127.0.0.1", port=port)
     try:
-        devices = {d.serial: d.state for d in client.list()}
+        return {d.serial: d.state for d in client.list()}
     except (adbutils.AdbError, OSError) as exc:
         raise AdbError(f"no adb server answers on port {port}: {exc}") from exc
+
+
+def check_device(serial: str, *, adb_port: int | None = None) -> None:
+    """Raise AdbError with what to fix unless the adb server lists ``serial`` as a device."""
+    devices = list_devices(adb_port=adb_port)
     state = devices.get(serial)
     if state != "device":
+        port = adb_port or int(os.environ.get("ANDROID_ADB_SERVER_PORT", "5037"))
         known = ", ".join(f"{s} ({st})" for s, st in sorted(devices.items())) or "none"
         raise AdbError(
             f"{serial} is {'not connected' if state is None else state} on the adb server at "
