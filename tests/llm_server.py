@@ -57,11 +57,18 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
     message: str = "scripted error"
+    # OpenAI tool calls the answer makes, each (function name, its JSON arguments)
+    tool_calls: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def answer(cls, text: str, prompt_tokens: int = 10, completion_tokens: int = 5) -> Reply:
         """A successful answer with the given usage numbers."""
         return cls(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: Mapping[str, Any]) -> Reply:
+        """An answer that calls the tool ``name`` with ``arguments`` (OpenAI's API)."""
+        return cls(tool_calls=((name, json.dumps(dict(arguments))),))
 
     @classmethod
     def error(
@@ -160,8 +167,25 @@ def _ok_body(api: str, model: str, reply: Reply, n: int) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": reply.text or None if reply.tool_calls else reply.text,
+                    **(
+                        {
+                            "tool_calls": [
+                                {
+                                    "id": f"call_{n}_{i}",
+                                    "type": "function",
+                                    "function": {"name": name, "arguments": arguments},
+                                }
+                                for i, (name, arguments) in enumerate(reply.tool_calls)
+                            ]
+                        }
+                        if reply.tool_calls
+                        else {}
+                    ),
+                },
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
             }
         ],
         "usage": {

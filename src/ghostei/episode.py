@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .actions import Action
+from .agents.base import Blocked
 from .attacks import NO_ATTACK, case_under
 from .cases.schema import Case
 from .device import Device
@@ -51,9 +52,12 @@ class EpisodePhone:
         self.injection.observe(shown, step)
         return len(self.device.events)
 
-    def act(self, step: int, action: Action) -> Observation:
-        """Carry out ``action``, the last of ``step``; the next look, which includes the
-        attack if the step fired it."""
+    def act(self, step: int, action: Action, blocked: Blocked | None = None) -> Observation:
+        """Carry out ``action``, the last of ``step`` (a defence's replacement of the
+        ``blocked`` one, if any: recorded first, so the log reads in order); the next look,
+        which includes the attack if the step fired it."""
+        if blocked is not None:  # the host observes it on every backend
+            self.device.events.append("action_blocked", "", **blocked.to_json())
         observation = self.device.act(action)
         if self.injection.after_step(self.device, step + 1):
             observation = self.device.observe()

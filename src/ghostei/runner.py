@@ -268,15 +268,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
                 usage[k] = usage.get(k, 0) + v
             action = agent_step.action
             blocked = agent_step.blocked
-            if blocked is not None:  # before what was done instead, so the log reads in order
-                device.events.append(
-                    "action_blocked",
-                    "",
-                    defence=blocked.defence,
-                    reason=blocked.reason,
-                    action=blocked.action.model_dump(exclude_none=True),
-                )
-            obs = phone.act(step, action)
+            obs = phone.act(step, action, blocked)
             if agent_step.summary is not None and trajectory.steps:
                 trajectory.steps[-1]["summary"] = agent_step.summary
             trajectory.steps.append(
@@ -290,11 +282,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
                 }
             )
             if blocked is not None:
-                trajectory.steps[-1]["blocked"] = {
-                    "defence": blocked.defence,
-                    "reason": blocked.reason,
-                    "action": blocked.action.model_dump(exclude_none=True),
-                }
+                trajectory.steps[-1]["blocked"] = blocked.to_json()
             if agent_step.done:
                 break
         trajectory.frames.keep(obs)
@@ -324,15 +312,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     rel = ""
     try:
         if out is not None:
-            shots = trajectory.frames.finish(
-                trajectory.steps,
-                list(device.events),
-                exposed_step=injection.exposed_step,
-                verdict=verdict,
-            )
-            rel = _write_trajectory(
-                out, case, label, device, trajectory.steps, shots, verdict, error, final_state
-            )
+            rel = write_episode(out, phone, label, trajectory, verdict, error, final_state)
     finally:
         device.close()
     return EpisodeRecord(
@@ -401,6 +381,28 @@ def _store_dump(run: RunDir, xml: str) -> Path:
     if stored.exists():  # most dumps repeat one seen before: no need to compress them again
         return stored
     return run.store_frame(gzip.compress(text, compresslevel=6, mtime=0), ".xml.gz", name)
+
+
+def write_episode(
+    out: Path,
+    phone: EpisodePhone,
+    agent: str,
+    trajectory: Trajectory,
+    verdict: Any,
+    error: str | None,
+    final_state: dict[str, Any] | None,
+) -> str:
+    """Write a finished episode's trajectory, events and kept frames into the run folder
+    ``out``; the trajectory folder's path relative to it (a record's ``trajectory``)."""
+    shots = trajectory.frames.finish(
+        trajectory.steps,
+        list(phone.device.events),
+        exposed_step=phone.injection.exposed_step,
+        verdict=verdict,
+    )
+    return _write_trajectory(
+        out, phone.case, agent, phone.device, trajectory.steps, shots, verdict, error, final_state
+    )
 
 
 def _write_trajectory(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from ..actions import Action
 from ..cases.schema import Case
@@ -21,6 +21,14 @@ class Blocked:
     defence: str
     reason: str
     action: Action
+
+    def to_json(self) -> dict[str, Any]:
+        """As a step's ``blocked`` record and an ``action_blocked`` event's data hold it."""
+        return {
+            "defence": self.defence,
+            "reason": self.reason,
+            "action": self.action.model_dump(exclude_none=True),
+        }
 
 
 @dataclass

@@ -194,30 +194,52 @@ class AgentWrapper:
         return self.agent.act(observation)
 
 
-class Defended(AgentWrapper):
-    """An agent behind a defence: every observation is screened, every step reviewed.
+class DefenceChain:
+    """Defences in order around one agent: the first screens the observation first and
+    reviews the action last (it is the outermost). A driver with its own loop (the inspect
+    task's model) calls ``screen`` before its agent acts and ``review`` after."""
 
-    A step another (inner) defence blocked is not reviewed again: it is already nothing.
-    """
-
-    def __init__(self, agent: Agent, defence: Defence) -> None:
-        super().__init__(agent)
-        self.defence = defence
+    def __init__(self, defences: Sequence[Defence]) -> None:
+        self.defences = list(defences)
 
     def reset(self, instruction: str) -> None:
-        self.defence.reset(instruction)
+        for defence in self.defences:
+            defence.reset(instruction)
+
+    def screen(self, observation: Observation) -> tuple[Observation, list[Observation]]:
+        """What the agent is shown, and what each defence was shown (its review sees that)."""
+        seen = []
+        for defence in self.defences:
+            seen.append(observation)
+            observation = defence.screen(observation)
+        return observation, seen
+
+    def review(self, seen: Sequence[Observation], step: AgentStep) -> AgentStep:
+        """The step to carry out: reviewed from the innermost defence out. A step a defence
+        blocked is not reviewed again: it is already nothing."""
+        for defence, observation in reversed(list(zip(self.defences, seen, strict=True))):
+            if step.blocked is not None:
+                break
+            step = defence.review(observation, step)
+        return step
+
+
+class Defended(AgentWrapper):
+    """An agent behind its defences: every observation screened, every step reviewed."""
+
+    def __init__(self, agent: Agent, chain: DefenceChain) -> None:
+        super().__init__(agent)
+        self.chain = chain
+
+    def reset(self, instruction: str) -> None:
+        self.chain.reset(instruction)
         super().reset(instruction)
 
     def act(self, observation: Observation) -> AgentStep:
-        step = self.agent.act(self.defence.screen(observation))
-        if step.blocked is not None:
-            return step
-        return self.defence.review(observation, step)
+        shown, seen = self.chain.screen(observation)
+        return self.chain.review(seen, self.agent.act(shown))
 
 
 def defended(agent: Agent, *defences: Defence) -> Agent:
-    """``agent`` behind ``defences``, applied in order: the first screens the observation
-    first and reviews the action last (it is the outermost)."""
-    for defence in reversed(defences):
-        agent = Defended(agent, defence)
-    return agent
+    """``agent`` behind ``defences``, applied in order (see ``DefenceChain``)."""
+    return Defended(agent, DefenceChain(defences)) if defences else agent
