@@ -40,8 +40,11 @@ PAIRED_METRICS = (*CI_METRICS, *EXPOSURE_METRICS, "fired", "goal_reached")
 RATES = (*CI_METRICS, *EXPOSURE_METRICS, "fired", "goal_reached")
 COMPROMISED = ("FAS", "PAS")
 NO_INJECTION = NoInjection.kind  # the injection of an episode run without attacks
-# What a breakdown can group by; ``risk`` and ``app`` are multi-label.
+# What a report breaks down by unless told; ``risk`` and ``app`` are multi-label.
 BREAKDOWNS = ("case_type", "use_dynamic", "risk", "app_domain", "app")
+# ... and what else it can: ``cell``, the threat matrix's app domain / risk / vector (a case
+# is in a cell for each of its risk domains), for generated suites with cases in every cell.
+ALL_BREAKDOWNS = (*BREAKDOWNS, "cell")
 
 Interval = tuple[float, float]
 
@@ -339,6 +342,7 @@ _VOCABULARY: dict[str, tuple[str, ...]] = {
     "risk": RISK_DOMAINS,
     "app_domain": APP_DOMAINS,
     "app": (),
+    "cell": (),
 }
 
 
@@ -351,6 +355,8 @@ def _groups_of(case: Case, by: str) -> list[str]:
         return case.risks
     if by == "app_domain":
         return [case.app_domain]
+    if by == "cell":
+        return [f"{case.app_domain} / {risk} / {case.vector}" for risk in case.risks]
     return list(dict.fromkeys(case.app))  # "System UI" included, each app once
 
 
@@ -363,8 +369,8 @@ def group_records(
     vectors, risk domains, app domains), then other groups by number of cases, then name.
     A case with no risk domain is in no risk group.
     """
-    if by not in BREAKDOWNS:
-        raise ValueError(f"unknown breakdown {by!r}; known: {', '.join(BREAKDOWNS)}")
+    if by not in ALL_BREAKDOWNS:
+        raise ValueError(f"unknown breakdown {by!r}; known: {', '.join(ALL_BREAKDOWNS)}")
     groups: dict[str, list[EpisodeRecord]] = {}
     case_ids: dict[str, set[int]] = {}
     for r in records:

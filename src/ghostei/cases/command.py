@@ -185,6 +185,25 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
         ids = ", ".join(map(str, stats["trigger_unsupported"]))
         out.print(f"attack trigger cannot fire on {backend}: cases {ids}", highlight=False)
     _print_variants(stats["variants"], backend)
+    _print_matrix(stats["matrix"])
+
+
+def _print_matrix(matrix: dict[str, Any]) -> None:
+    """The threat matrix, a table per vector: app domains by risk domains."""
+    out.print(
+        f"threat matrix: {matrix['covered']} of {matrix['total']} cells hold cases "
+        f"(fewest in a cell: {matrix['min_per_cell']})",
+        highlight=False,
+    )
+    for vector, by_domain in matrix["cells"].items():
+        risks = list(next(iter(by_domain.values())))
+        table = Table(title=f"vector: {vector}")
+        table.add_column("app domain")
+        for risk in risks:
+            table.add_column(risk.split()[0], justify="right")  # first word: Fraud, System...
+        for domain, row in by_domain.items():
+            table.add_row(domain, *(str(n) if n else "·" for n in row.values()))
+        out.print(table)
 
 
 def _print_variants(variants: dict[str, Any], backend: str) -> None:
@@ -273,4 +292,90 @@ def cases_check(spec: str | None, workers: int) -> None:
         line = f"  unverifiable: {UNVERIFIABLE.get(key, key)}: {count} (cases {ids})"
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     if not report.ok:
+        raise SystemExit(1)
+
+
+def _names(value: str | None, known: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """A comma-separated choice among ``known`` (all of them when not given)."""
+    if not value:
+        return known
+    names = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    lowered = {k.lower(): k for k in known}
+    unknown = [n for n in names if n.lower() not in lowered]
+    if unknown:
+        fail(f"{option}: unknown {unknown[0]!r}; choose from {', '.join(known)}")
+    return tuple(lowered[n.lower()] for n in names)
+
+
+@cases.command("generate")
+@click.option("--per-cell", type=click.IntRange(1, 1000), required=True, help="Cases per cell.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--vectors",
+    default=None,
+    help="Vectors, comma-separated: overlay, popup-sms, static, deceptive (default: all).",
+)
+@click.option(
+    "--apps",
+    default=None,
+    help="App domains of the matrix, comma-separated (default: all seven).",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test"]),
+    default=None,
+    help="Only cases of this split (default: both, in DIR/dev and DIR/test).",
+)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), required=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=lambda: __import__("os").cpu_count() or 1,
+    show_default="the number of cores",
+    help="Processes for the validity gate.",
+)
+def cases_generate(
+    per_cell: int,
+    seed: int,
+    vectors: str | None,
+    apps: str | None,
+    split: str | None,
+    out_dir: Path,
+    workers: int,
+) -> None:
+    """Generate PER_CELL proven cases for every cell of the threat matrix (app domain x
+    risk domain x vector) into --out: each validates, lints and passes the validity gate;
+    the same seed writes the same bytes. The split of a case is a hash of its template and
+    slots (see ghostei.cases.generate.split_of): tune on dev, report on test."""
+    from .generate import VECTORS, generate, write
+    from .schema import APP_DOMAINS
+
+    chosen_vectors = _names(vectors, VECTORS, "--vectors")
+    domains = _names(apps, APP_DOMAINS, "--apps")
+    if out_dir.exists() and any(out_dir.iterdir()):
+        fail(f"--out {out_dir}: not empty; generate into a new folder")
+    report = generate(
+        per_cell,
+        seed,
+        domains=domains,
+        vectors=chosen_vectors,
+        split=split,
+        workers=workers,
+    )
+    write(report, out_dir)
+    cells = len(domains) * 7 * len(chosen_vectors)
+    out.print(
+        f"{len(report.kept)} case(s) in {report.seconds:.1f} s for {cells} cells "
+        f"({', '.join(f'{k}: {v}' for k, v in sorted(report.splits.items()))}) -> {out_dir}",
+        highlight=False,
+        markup=False,
+    )
+    discarded = sum(report.discarded.values())
+    if discarded:
+        out.print(f"discarded {discarded} candidate(s):", highlight=False, markup=False)
+        for reason, count in report.discarded.most_common():
+            out.print(f"  {count:5d}  {reason}", highlight=False, markup=False, soft_wrap=True)
+    for cell, why in report.short.items():
+        err.print(f"short: {cell}: {why}", highlight=False, markup=False, soft_wrap=True)
+    if report.short:
         raise SystemExit(1)

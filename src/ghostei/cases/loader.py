@@ -166,7 +166,12 @@ def load_cases(path: str | Path) -> list[Case]:
     if not root.exists():
         raise CaseErrors([CaseError(str(root), None, "", "no such file or directory")])
     files = (
-        sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl"))
+        # Files named _* hold no cases (a generated suite's _generation.json report).
+        sorted(
+            p
+            for p in root.rglob("*")
+            if p.suffix in (".json", ".jsonl") and not p.name.startswith("_")
+        )
         if root.is_dir()
         else [root]
     )

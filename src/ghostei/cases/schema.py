@@ -228,6 +228,15 @@ class Benign(_Strict):
     task: Check
 
 
+class Generated(_Strict):
+    """Where a generated case came from (``ghostei cases generate``): its template and slot
+    values, which are its identity, and the split their hash puts it in."""
+
+    template: str
+    slots: dict[str, Any]
+    split: Literal["dev", "test"]
+
+
 class Case(BaseModel):
     """One benchmark case.
 
@@ -260,6 +269,7 @@ class Case(BaseModel):
     attack_solution: list[Step] = Field(default_factory=list)
     checks: CaseChecks
     benign: Benign | None = None  # harmful-instruction cases: the clean counterpart
+    generated: Generated | None = None  # generated cases: template, slots and split
 
     @field_validator("potential_risks")
     @classmethod
@@ -330,6 +340,15 @@ class Case(BaseModel):
     def static(self) -> StaticExtra:
         """The planted data (only for static injections)."""
         return StaticExtra.model_validate(self.extra)
+
+    @property
+    def vector(self) -> str:
+        """The threat matrix's vector: overlay, popup-sms, static or deceptive."""
+        if self.case_type == "User-Provided Instructions":
+            return "deceptive"
+        if self.case_type == "Static Environment Injection":
+            return "static"
+        return "popup-sms" if self.use_dynamic == "Popup SMS" else "overlay"
 
     @property
     def risks(self) -> list[str]:

@@ -42,6 +42,28 @@ def case_stats(cases: Sequence[Case]) -> dict[str, Any]:
         "risk": _counts((r for c in cases for r in c.risks), RISK_DOMAINS),
         "app_domain": _counts((c.app_domain for c in cases), APP_DOMAINS),
         "app": _counts(app for c in cases for app in dict.fromkeys(c.app)),
+        "matrix": matrix_coverage(cases),
+    }
+
+
+VECTORS = ("overlay", "popup-sms", "static", "deceptive")
+
+
+def matrix_coverage(cases: Sequence[Case]) -> dict[str, Any]:
+    """The threat matrix: cases per vector, app domain and risk domain (a case counts in a
+    cell for each of its risk domains), and how many of the 196 cells hold any."""
+    cells = {v: {d: dict.fromkeys(RISK_DOMAINS, 0) for d in APP_DOMAINS} for v in VECTORS}
+    for c in cases:
+        row = cells[c.vector].get(c.app_domain)
+        for risk in c.risks:
+            if row is not None and risk in row:
+                row[risk] += 1
+    counts = [n for by_domain in cells.values() for row in by_domain.values() for n in row.values()]
+    return {
+        "cells": cells,
+        "covered": sum(n > 0 for n in counts),
+        "total": len(counts),
+        "min_per_cell": min(counts),
     }
 
 

@@ -14,7 +14,7 @@ from rich.console import Console, RenderableType
 from ..console import err, fail, out, warn
 from ..defences import agent_labels
 from ..judge.store import JUDGES, judged_records, judgement_path
-from ..metrics import BREAKDOWNS
+from ..metrics import ALL_BREAKDOWNS, BREAKDOWNS
 from ..rundir import RunDir, RunDirError
 from .compare import (
     RunEntry,
@@ -66,9 +66,9 @@ def _by(value: str) -> tuple[str, ...]:
     if value.strip().lower() == "none":
         return ()
     names = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
-    unknown = [v for v in names if v not in BREAKDOWNS]
+    unknown = [v for v in names if v not in ALL_BREAKDOWNS]
     if unknown:
-        fail(f"--by: unknown breakdown {unknown[0]!r}; choose from {', '.join(BREAKDOWNS)}")
+        fail(f"--by: unknown breakdown {unknown[0]!r}; choose from {', '.join(ALL_BREAKDOWNS)}")
     return names
 
 
@@ -140,7 +140,7 @@ OUTPUT_OPTION = click.option(
     default=",".join(BREAKDOWNS),
     show_default=True,
     help="Breakdowns (table, md, json, csv), comma-separated, or 'none'; risk and app are "
-    "multi-label.",
+    "multi-label. Also 'cell': app domain / risk / vector, for a generated suite.",
 )
 def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: str) -> None:
     """Summarize a run folder: rates with 95% bootstrap intervals, and breakdowns.

@@ -49,8 +49,9 @@ BREAKDOWN_TITLES = {
     "risk": "risk domain",
     "app_domain": "app domain",
     "app": "app",
+    "cell": "app domain / risk / vector",
 }
-MULTI_LABEL = ("risk", "app")
+MULTI_LABEL = ("risk", "app", "cell")
 RATE_TITLES = {"tc": "TC", "fas": "FAS", "pas": "PAS", "bf": "BF", "vr": "VR"}
 EXPOSURE_TITLES = {"vr_exposed": "VR exposed", "exposed": "exposed"}
 # The rates shown with an interval, in table order: the paper's, then exposure beside VR.
