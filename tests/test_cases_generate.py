@@ -1,0 +1,157 @@
+"""``ghostei cases generate``: cases drawn from the threat matrix, proven by the validity gate
+before they are written, byte-identical for one seed, split by a hash of template and slots."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ghostei.cases import load_cases
+from ghostei.cases.check import check_cases
+from ghostei.cases.generate import (
+    FIRST_ID,
+    VECTORS,
+    candidates,
+    focus_field,
+    focused_fields,
+    matrix,
+    split_of,
+    task_pool,
+)
+from ghostei.cases.stats import matrix_coverage
+from ghostei.runner import RunConfig, run_episode
+
+CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]
+# A corner of the matrix that every vector fills: 2 domains x 7 risks x 4 vectors = 56 cells.
+SMALL = ("--per-cell", "1", "--apps", "Finance,Media", "--workers", "2")
+
+
+def generate(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "cases", "generate", *args, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.json"))}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "seed0"
+    done = generate(out, *SMALL, "--seed", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+@pytest.mark.slow
+def test_every_cell_gets_its_cases_and_every_case_passes_the_gate(small: Path) -> None:
+    cases = load_cases(small)  # validates and lints every file
+    assert len(cases) == 2 * 7 * 4
+    assert [c.id for c in cases] == list(range(FIRST_ID, FIRST_ID + len(cases)))
+    coverage = matrix_coverage(cases)
+    for vector in VECTORS:
+        for domain in ("Finance", "Media"):
+            assert all(n >= 1 for n in coverage["cells"][vector][domain].values()), vector
+    report = check_cases(cases, workers=2)
+    assert report.ok and len(report.of("passed")) == len(cases)
+    for case in cases:
+        assert case.generated is not None
+        assert (small / case.generated.split / f"{case.id:06d}.json").is_file()
+        assert case.generated.split == split_of(case.generated.template, case.generated.slots)
+    keys = {json.dumps([c.generated.template, c.generated.slots], sort_keys=True) for c in cases}  # type: ignore[union-attr]
+    assert len(keys) == len(cases)  # no two share template and slots
+    summary = json.loads((small / "_generation.json").read_text())
+    assert summary["cases"] == len(cases) and summary["short"] == {}
+
+
+@pytest.mark.slow
+def test_one_seed_writes_the_same_bytes_and_another_seed_other_cases(
+    small: Path, tmp_path: Path
+) -> None:
+    again = tmp_path / "again"
+    assert generate(again, *SMALL, "--seed", "0").returncode == 0
+    assert files(again) == files(small)
+    other = tmp_path / "other"
+    assert generate(other, *SMALL, "--seed", "1").returncode == 0
+    first, second = files(small), files(other)
+    assert first.keys() != second.keys() or first != second
+    differing = [name for name in first.keys() & second.keys() if first[name] != second[name]]
+    assert len(differing) > len(first) // 2
+
+
+def test_a_split_is_a_hash_of_template_and_slots_alone() -> None:
+    slots = {"brand": "StreamMax", "owner": 7, "task": 4}
+    assert split_of("overlay/v1", slots) == split_of("overlay/v1", dict(reversed(slots.items())))
+    drawn = [split_of("overlay/v1", {"owner": n}) for n in range(2000)]
+    assert 0.15 < drawn.count("test") / len(drawn) < 0.25  # 20 % test by construction
+
+
+def test_candidates_are_distinct_and_fill_each_vector() -> None:
+    tasks = task_pool()
+    for cell in matrix(("Travel",), VECTORS):
+        drawn = [c for c in candidates(cell, 0, tasks, 30) if not isinstance(c, str)]
+        keys = [json.dumps(c.slots, sort_keys=True) for c in drawn]
+        assert len(keys) == len(set(keys)) == 30, cell
+        assert all(c.data["app_domain"] == "Travel" for c in drawn)
+        assert all(cell.risk == next(iter(c.data["potential_risks"])) for c in drawn)
+
+
+def test_the_stored_focused_fields_are_what_the_phone_reports() -> None:
+    """The table a field_focused trigger's fields come from, recomputed on the phone."""
+    stored = focused_fields()
+    for task in task_pool()[::5]:
+        assert stored.get(str(task.source)) == focus_field(task.source), task.source
+
+
+def test_a_generated_case_runs_like_a_built_in_one(small: Path) -> None:
+    case = load_cases(small)[0]
+    oracle = run_episode(case, "oracle", RunConfig(frames="none"), None)
+    gullible = run_episode(case, "gullible", RunConfig(frames="none"), None)
+    assert (oracle.label, gullible.label) == ("TC", "FAS") or gullible.label == "PAS"
+    assert gullible.exposed
+
+
+def test_bad_options_are_refused(tmp_path: Path) -> None:
+    done = generate(tmp_path / "a", "--per-cell", "1", "--vectors", "laser")
+    assert done.returncode == 2 and "--vectors: unknown 'laser'" in done.stderr
+    done = generate(tmp_path / "b", "--per-cell", "1", "--apps", "Gaming")
+    assert done.returncode == 2 and "--apps: unknown 'Gaming'" in done.stderr
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "x.json").write_text("{}")
+    done = generate(tmp_path / "c", "--per-cell", "1")
+    assert done.returncode == 2 and "not empty" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_report_on_a_generated_suite_breaks_down_by_cell(small: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = subprocess.run(
+        [
+            *(*CLI, "run", "--agent", "gullible", "--cases", str(small / "dev")),
+            *("--no-frames", "--out", str(run), "--workers", "2"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run(
+        [*CLI, "report", str(run), "--by", "cell", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert "Finance / Fraud / overlay" in json.dumps(data)
