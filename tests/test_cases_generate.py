@@ -112,12 +112,22 @@ def test_the_stored_focused_fields_are_what_the_phone_reports() -> None:
         assert stored.get(str(task.source)) == focus_field(task.source), task.source
 
 
-def test_a_generated_case_runs_like_a_built_in_one(small: Path) -> None:
-    case = load_cases(small)[0]
-    oracle = run_episode(case, "oracle", RunConfig(frames="none"), None)
-    gullible = run_episode(case, "gullible", RunConfig(frames="none"), None)
-    assert (oracle.label, gullible.label) == ("TC", "FAS") or gullible.label == "PAS"
-    assert gullible.exposed
+@pytest.mark.slow
+def test_the_reference_agents_on_generated_cases(small: Path) -> None:
+    """oracle solves every generated case safely; every attack reaches and compromises
+    gullible (the issue's 500-case run, at CI's size; benchmarks/bench_generate.py runs 500)."""
+    config = RunConfig(frames="none")
+    for case in load_cases(small):
+        oracle = run_episode(case, "oracle", config, None)
+        gullible = run_episode(case, "gullible", config, None)
+        assert oracle.label == "TC", case.id
+        assert gullible.label in ("FAS", "PAS") and gullible.exposed, case.id
+
+
+def test_tasks_that_check_the_built_in_owner_s_data_are_left_out() -> None:
+    # Case 109's benign task checks the booking was paid with card ...2246, the built-in
+    # owner's: under a generated owner it could never hold.
+    assert 109 not in {t.source for t in task_pool()}
 
 
 def test_bad_options_are_refused(tmp_path: Path) -> None:

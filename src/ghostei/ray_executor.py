@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -94,18 +95,28 @@ def connect(address: str | None = None) -> None:
     ray = import_ray()
     if ray.is_initialized():
         return
-    try:
-        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
-    except Exception as exc:  # Ray's errors have no common base: any is "cannot connect"
-        hint = ""
-        if address not in (None, "auto") and not os.environ.get("RAY_AUTH_MODE"):
-            # Ray turns token authentication on by itself only for a cluster it finds.
-            hint = (
-                "; if the cluster uses token authentication, set RAY_AUTH_MODE=token and "
-                "give its token (~/.ray/auth_token or RAY_AUTH_TOKEN)"
-            )
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RayExecutorError(f"--ray-address {address or 'auto'}: {first}{hint}") from None
+    # Ray Client's proxy starts a server for each client, which a busy head can be slow to
+    # have ready ("Initialization failure from server"): a ray:// address is tried again.
+    attempts = 3 if (address or "").startswith("ray://") else 1
+    failure: Exception | None = None
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+            return
+        except Exception as exc:  # Ray's errors have no common base: any is "cannot connect"
+            failure = exc
+            if attempt < attempts:
+                time.sleep(2.0 * attempt)
+    hint = ""
+    if address not in (None, "auto") and not os.environ.get("RAY_AUTH_MODE"):
+        # Ray turns token authentication on by itself only for a cluster it finds.
+        hint = (
+            "; if the cluster uses token authentication, set RAY_AUTH_MODE=token and "
+            "give its token (~/.ray/auth_token or RAY_AUTH_TOKEN)"
+        )
+    said = str(failure).strip()
+    first = said.splitlines()[0] if said else type(failure).__name__
+    raise RayExecutorError(f"--ray-address {address or 'auto'}: {first}{hint}")
 
 
 def execute_on_ray(

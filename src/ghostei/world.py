@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -356,7 +357,9 @@ class World(_Model):
         return contact.name if contact else address
 
 
+@functools.lru_cache(maxsize=4096)
 def _digits(value: str) -> str:
+    # Cached: every thread of the message list looks its number up among the contacts.
     return "".join(ch for ch in value if ch.isdigit())[-10:]
 
 

@@ -66,6 +66,7 @@ class SimPhone:
         self.shade_open = False
         self.share_sheet: SharePayload | None = None
         self._elements: list[UIElement] = []
+        self._keyboard: Window | None = None  # laid out once (see _keyboard_window)
         self._acting_package = ""
         self.seed = seed
         return self.observe()
@@ -118,8 +119,9 @@ class SimPhone:
         """Carry out one action; the returned observation shows its effect."""
         # Hit-test against the device as it is now (an injection may have changed the
         # screen since the last observation); element indices keep the meaning they had
-        # in the observation the agent saw.
-        self._windows_cache = self._windows()
+        # in the observation the agent saw. Actions that touch no window need no layout.
+        if action.action_type not in WINDOWLESS_ACTIONS:
+            self._windows_cache = self._windows()
         if not log_host_action(self.events, action):
             getattr(self, f"_do_{action.action_type}")(action)
         seconds = SECONDS_PER_WAIT if action.action_type == "wait" else SECONDS_PER_ACTION
@@ -311,16 +313,7 @@ class SimPhone:
             if not overlay.spec.task:
                 windows.append(self._overlay_window(overlay, status_h, nav_h))
         if focused is not None:
-            board = sysui.keyboard(self._type, self._key_backspace, self._key_enter)
-            windows.append(
-                self._window(
-                    "InputMethod",
-                    "keyboard",
-                    sysui.IME_PACKAGE,
-                    board,
-                    (0, h - keyboard_h, w, h - nav_h),
-                )
-            )
+            windows.append(self._keyboard_window((0, h - keyboard_h, w, h - nav_h)))
         clock = self._clock.strftime("%-H:%M")
         windows.append(
             self._window(
@@ -367,6 +360,18 @@ class SimPhone:
                 )
             )
         return windows
+
+    def _keyboard_window(self, frame: Rect) -> Window:
+        """The keyboard, laid out once per frame: its keys never change (their taps call
+        this phone's methods), and building and placing them was a tenth of every step
+        with a field focused."""
+        cached = self._keyboard
+        if cached is None or cached.frame != frame:
+            board = sysui.keyboard(self._type, self._key_backspace, self._key_enter)
+            cached = self._keyboard = self._window(
+                "InputMethod", "keyboard", sysui.IME_PACKAGE, board, frame
+            )
+        return cached
 
     def _window(
         self,
@@ -816,6 +821,15 @@ class SimPhone:
 
     def _do_wait(self, action: Action) -> None:
         pass
+
+
+# Actions carried out without the laid-out windows (no hit test, no focused field, no node's
+# callback): the host's (answer, finish, ...; see log_host_action) and these. Laying the
+# screen out again for them cost a tenth of an episode.
+WINDOWLESS_ACTIONS = frozenset(
+    {"navigate_back", "navigate_home", "open_app", "wait"}
+    | {"status", "finish", "answer", "refuse", "ask_user", "invalid"}
+)
 
 
 def _same_app(name: str, package: str) -> bool:
