@@ -44,7 +44,18 @@ def stats_json(*args: str) -> dict[str, Any]:
 
 def test_stats_json_shape() -> None:
     stats = stats_json()
-    assert list(stats) == [*KEYS, *DECIDABILITY, "variants"]
+    assert list(stats) == [*KEYS, "matrix", *DECIDABILITY, "variants"]
+    matrix = stats["matrix"]
+    assert (matrix["total"], matrix["min_per_cell"]) == (196, 0)  # 110 cases fill some cells
+    cells = matrix["cells"]
+    assert list(cells) == ["overlay", "popup-sms", "static", "deceptive"]
+    assert list(cells["overlay"]) == list(APP_DOMAINS)
+    covered = sum(n > 0 for v in cells.values() for row in v.values() for n in row.values())
+    assert covered == matrix["covered"]
+    # A case counts in a cell for each of its risk domains.
+    assert sum(n for v in cells.values() for row in v.values() for n in row.values()) == sum(
+        stats["risk"].values()
+    )
     assert stats["total"] == len(builtin_cases())
     assert list(stats["case_type"]) == list(CASE_TYPES)
     assert list(stats["use_dynamic"]) == list(USE_DYNAMIC)
