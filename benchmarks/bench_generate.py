@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -48,20 +49,44 @@ def run(cases: str, out: Path, *agents: str) -> float:
     return seconds
 
 
-def vr_widths(out: Path) -> dict[str, dict[str, float]]:
-    """Per agent: the median and widest VR interval over the matrix cells of the run."""
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n (95 %)."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def vr_widths(out: Path) -> dict[str, dict[str, Any]]:
+    """Per agent, over the matrix cells where its VR is defined: the cells' median N - BF,
+    and the median and widest 95 % interval of VR, as the report's bootstrap gives it and as
+    Wilson's score interval does (a bootstrap of k of n all alike is one point, however
+    small n is; Wilson's says what n can tell)."""
     rundir = RunDir(out)
     cases = {c.id: c for c in rundir.cases_faced()}
-    widths: dict[str, list[float]] = {}
+    found: dict[str, dict[str, list[float]]] = {}
     for group in group_records(rundir.records(), cases, "cell").values():
         for agent in sorted({r.agent for r in group}):
-            mine = [r for r in group if r.agent == agent]
+            mine = [r for r in group if r.agent == agent and r.label != "error"]
+            n = sum(r.label in ("TC", "FAS", "PAS") for r in mine)  # N - BF
+            if n == 0:
+                continue  # every episode a benign failure: VR is undefined
+            k = sum(r.label in ("FAS", "PAS") for r in mine)
             ci = Scored.of(mine, n_boot=1000, seed=0).ci.get("vr")
-            if ci is not None:
-                widths.setdefault(agent, []).append(ci[1] - ci[0])
+            low, high = wilson(k, n)
+            entry = found.setdefault(agent, {"n": [], "bootstrap": [], "wilson": []})
+            entry["n"].append(n)
+            entry["bootstrap"].append(ci[1] - ci[0] if ci else float("nan"))
+            entry["wilson"].append(high - low)
     return {
-        a: {"median": statistics.median(w), "max": max(w), "cells": len(w)}
-        for a, w in widths.items()
+        a: {
+            "cells": len(e["n"]),
+            "median n": statistics.median(e["n"]),
+            "bootstrap width median": round(statistics.median(e["bootstrap"]), 3),
+            "wilson width median": round(statistics.median(e["wilson"]), 3),
+            "wilson width max": round(max(e["wilson"]), 3),
+        }
+        for a, e in found.items()
     }
 
 
