@@ -14,7 +14,8 @@ import os
 import random
 import socket
 import subprocess
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,33 @@ def private_adb_server(tmp_path: Path) -> Iterator[AdbServer]:
 def lines(output: bytes) -> Sequence[str]:
     """Non-empty lines of a command's output."""
     return [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+
+
+@contextlib.contextmanager
+def served_phones(
+    env: Mapping[str, str], adb_port: int, count: int, cases: str, screen: str = "540x1200"
+) -> Iterator[list[str]]:
+    """``ghostei device serve`` in a subprocess with ``count`` phones registered with the adb
+    server on ``adb_port``: their serials once it says it is ready; stopped on exit."""
+    base = free_base_port(count)
+    serve = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from ghostei.cli import main; main()"),
+            *("device", "serve", "--count", str(count), "--base-port", str(base)),
+            *("--adb-port", str(adb_port), "--screen", screen, "--cases", cases),
+        ],
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        seen: list[str] = []
+        while not seen or "ready" not in seen[-1]:
+            line = serve.stdout.readline()
+            assert line, f"serve exited early: {''.join(seen)}"
+            seen.append(line)
+        yield [f"emulator-{base + 2 * i}" for i in range(count)]
+    finally:
+        serve.terminate()
+        serve.wait(timeout=10)

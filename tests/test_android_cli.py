@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .adb_helpers import ADB, AdbServer, free_base_port, lines, private_adb_server
+from .adb_helpers import ADB, AdbServer, lines, private_adb_server, served_phones
 
 CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]
 # Every injection kind (overlay phishing: 4, 17; consent: 5; pop-up SMS: 8; static: 10;
@@ -48,25 +48,8 @@ def test_two_android_runs_in_parallel_match_the_simulator(tmp_path: Path) -> Non
 
 
 def _check(tmp_path: Path, adb: AdbServer) -> None:
-    base = free_base_port(2)
-    serve = subprocess.Popen(
-        [
-            *CLI,
-            *("device", "serve", "--count", "2", "--base-port", str(base)),
-            *("--adb-port", str(adb.port), "--screen", "540x1200", "--cases", "1-20"),
-        ],
-        env=adb.env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert serve.stdout is not None
-        seen: list[str] = []
-        while not seen or "ready" not in seen[-1]:
-            line = serve.stdout.readline()
-            assert line, f"serve exited early: {''.join(seen)}"
-            seen.append(line)
-        serials = {"first": f"emulator-{base}", "second": f"emulator-{base + 2}"}
+    with served_phones(adb.env, adb.port, 2, "1-20") as [first, second]:
+        serials = {"first": first, "second": second}
         listed = lines(adb.adb("devices").stdout)
         assert all(f"{s}\tdevice" in listed for s in serials.values())
         runs = {
@@ -83,9 +66,6 @@ def _check(tmp_path: Path, adb: AdbServer) -> None:
         for proc in [*runs.values(), *sims.values()]:
             _, stderr = proc.communicate(timeout=600)
             assert proc.returncode == 0, stderr
-    finally:
-        serve.terminate()
-        serve.wait(timeout=10)
     decided: set[str] = set()
     for name in CASES:
         android = _labels(tmp_path / f"android-{name}")

@@ -22,7 +22,7 @@ from ghostei.cases import select_cases
 from ghostei.rundir import RunDir, RunDirError
 from ghostei.runner import RunConfig, lost_record
 
-from .adb_helpers import ADB, AdbServer, free_base_port
+from .adb_helpers import ADB, AdbServer, served_phones
 from .ray_helpers import RayHead, ray_head
 
 ray = pytest.importorskip("ray", reason="the ray extra: pip install -e '.[test,ray]'")
@@ -186,22 +186,8 @@ def test_a_worker_killed_mid_run_loses_its_episode_and_resume_runs_it(
 def test_two_served_phones_are_two_device_actors(cluster: Cluster, tmp_path: Path) -> None:
     assert cluster.adb is not None
     cases = "4,5,8,10,13,17"  # every injection kind
-    base = free_base_port(2)
-    serve = subprocess.Popen(
-        [
-            *CLI,
-            *("device", "serve", "--count", "2", "--base-port", str(base)),
-            *("--adb-port", str(cluster.adb.port), "--screen", "540x1200", "--cases", cases),
-        ],
-        env=cluster.env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert serve.stdout is not None
-        while "ready" not in (line := serve.stdout.readline()):
-            assert line, "serve exited early"
-        flags = ("--agent", "oracle", "--agent", "gullible", "--cases", cases, "--no-frames")
+    flags = ("--agent", "oracle", "--agent", "gullible", "--cases", cases, "--no-frames")
+    with served_phones(cluster.env, cluster.adb.port, 2, cases) as serials:
         android = _cli(
             cluster.env,
             "run",
@@ -211,16 +197,13 @@ def test_two_served_phones_are_two_device_actors(cluster: Cluster, tmp_path: Pat
             *("--executor", "ray", "--ray-address", cluster.address),
         )
         assert android.returncode == 0, android.stderr
-    finally:
-        serve.terminate()
-        serve.wait(timeout=10)
     assert "devices (2)" in android.stderr
     sim = _cli(cluster.env, "run", *flags, "--screen", "540x1200", "--out", str(tmp_path / "sim"))
     assert sim.returncode == 0, sim.stderr
     on_devices, direct = _records(tmp_path / "android"), _records(tmp_path / "sim")
     assert on_devices.keys() == direct.keys()
     used = {str(r["device"]).split("@")[0] for r in on_devices.values()}
-    assert used == {f"emulator-{base}", f"emulator-{base + 2}"}
+    assert used == set(serials)
     for key, record in on_devices.items():
         assert record["steps"] == direct[key]["steps"], key
         assert record["label"] in (direct[key]["label"], "undetermined"), key

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .actions import Action
-from .agents.base import Blocked
+from .agents.base import AgentStep, Blocked
 from .attacks import NO_ATTACK, case_under
 from .cases.schema import Case
 from .device import Device
@@ -62,6 +62,24 @@ class EpisodePhone:
         if self.injection.after_step(self.device, step + 1):
             observation = self.device.observe()
         return observation
+
+    def step_record(
+        self, step: int, first_event: int, taken: AgentStep, shown: Observation
+    ) -> dict[str, Any]:
+        """The trajectory's record of ``step``, just carried out: what the agent chose (and
+        what a defence blocked), where the phone was after it (``shown``), and its events
+        (from ``first_event``). ``frame`` is the stored frame's path, once it is written."""
+        record: dict[str, Any] = {
+            "step": step,
+            "frame": None,
+            "foreground": shown.foreground_package,
+            "raw_output": taken.raw_output,
+            "action": taken.action.model_dump(exclude_none=True),
+            "events": list(range(first_event, len(self.device.events))),
+        }
+        if taken.blocked is not None:
+            record["blocked"] = taken.blocked.to_json()
+        return record
 
     def judge(
         self, error: str | None = None

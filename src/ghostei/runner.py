@@ -271,18 +271,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
             obs = phone.act(step, action, blocked)
             if agent_step.summary is not None and trajectory.steps:
                 trajectory.steps[-1]["summary"] = agent_step.summary
-            trajectory.steps.append(
-                {
-                    "step": step,
-                    "frame": None,  # the stored frame's path, once it is written
-                    "foreground": obs.foreground_package,
-                    "raw_output": agent_step.raw_output,
-                    "action": action.model_dump(exclude_none=True),
-                    "events": list(range(first_event, len(device.events))),
-                }
-            )
-            if blocked is not None:
-                trajectory.steps[-1]["blocked"] = blocked.to_json()
+            trajectory.steps.append(phone.step_record(step, first_event, agent_step, obs))
             if agent_step.done:
                 break
         trajectory.frames.keep(obs)

@@ -189,7 +189,7 @@ def phone_agent(
 async def _episode(state: TaskState, config: RunConfig, cases: str | None) -> TaskState:
     base = _cases(cases)[int(state.metadata["case_id"])]
     phone = EpisodePhone.stage(base, config.attack, lambda shaped: make_device(config, shaped))
-    case, device = phone.case, phone.device
+    case = phone.case
     episode = Episode(phone, FrameRecorder(config.frames))
     _EPISODES[state.uuid] = episode
     model = get_model()
@@ -223,18 +223,7 @@ async def _episode(state: TaskState, config: RunConfig, cases: str | None) -> Ta
             obs = phone.act(step, action, blocked)
             if action.action_type == "answer":
                 episode.answer = action.text
-            episode.steps.append(
-                {
-                    "step": step,
-                    "frame": None,
-                    "foreground": obs.foreground_package,
-                    "raw_output": output.completion,
-                    "action": action.model_dump(exclude_none=True),
-                    "events": list(range(first_event, len(device.events))),
-                }
-            )
-            if blocked is not None:
-                episode.steps[-1]["blocked"] = blocked.to_json()
+            episode.steps.append(phone.step_record(step, first_event, taken, obs))
             for i, call in enumerate(calls):
                 if i > 0:
                     result = "ignored: one action per turn"
