@@ -58,6 +58,7 @@ class _LazyGroup(click.Group):
         "judge": "ghostei.judge.command:judge",
         "device": "ghostei.emulator.command:device",
         "phish-server": "ghostei.android.command:phish_server",
+        "android": "ghostei.android.command:android",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -1,16 +1,20 @@
 """``ghostei phish-server``: the loopback phishing server on its own, for a device run by hand
-or by another harness. Page addresses go to stderr; each visit and submission is printed on
-stdout as one JSON line (``{"kind": …, "package": …, "data": {…}}``)."""
+or by another harness (page addresses go to stderr; each visit and submission is printed on
+stdout as one JSON line, ``{"kind": …, "package": …, "data": {…}}``); ``ghostei android
+doctor|setup``: a device checked and prepared for runs (see :mod:`.doctor`)."""
 
 from __future__ import annotations
 
 import json
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..cases import CaseError, select_cases
@@ -77,3 +81,91 @@ def phish_server(host: str, port: int, cases_spec: str | None) -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.close()
+
+
+@click.group()
+def android() -> None:
+    """Check and prepare an Android device (or a served phone) for GhostEI runs."""
+
+
+_DEVICE_OPTIONS = [
+    click.option("--serial", required=True, help="The device, e.g. emulator-5554."),
+    click.option(
+        "--adb-port",
+        type=click.IntRange(1, 65535),
+        default=None,
+        help="The adb server's port (default: $ANDROID_ADB_SERVER_PORT or 5037).",
+    ),
+    click.option(
+        "--cases",
+        "cases_spec",
+        default=None,
+        help="Cases whose apps must be installed (ids or a path; default: the built-in cases).",
+    ),
+]
+
+
+def _device_options(fn: Any) -> Any:
+    for option in reversed(_DEVICE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def _report(findings: list[Any]) -> bool:
+    for f in findings:
+        mark = "[green]ok[/]  " if f.ok else "[red]FAIL[/]"
+        out.print(f"{mark} {escape(f.name)}: {escape(f.detail)}", highlight=False)
+        if not f.ok and f.fix:
+            out.print(f"      fix: {escape(f.fix)}", highlight=False, soft_wrap=True)
+    return all(f.ok for f in findings)
+
+
+def _doctor(serial: str, adb_port: int | None, cases_spec: str | None) -> Any:
+    from .doctor import Doctor
+    from .transport import AdbError
+
+    try:
+        cases = select_cases(cases_spec)
+    except CaseError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cases") from None
+    try:
+        return Doctor(serial, adb_port), cases
+    except AdbError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise SystemExit(2) from None
+
+
+@android.command()
+@_device_options
+def doctor(serial: str, adb_port: int | None, cases_spec: str | None) -> None:
+    """Check, one line each, what a run needs of the device, and say how to fix what is
+    missing; exit 0 only when a run will work."""
+    found, cases = _doctor(serial, adb_port, cases_spec)
+    if not _report(found.examine(cases)):
+        raise SystemExit(1)
+
+
+@android.command()
+@_device_options
+@click.option(
+    "--helper-apk",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=None,
+    help="The helper app's APK (built from android/helper), installed if it is missing.",
+)
+def setup(
+    serial: str, adb_port: int | None, cases_spec: str | None, helper_apk: Path | None
+) -> None:
+    """Do what the host can (install the helper, allow its overlays, enable its accessibility
+    service and notification listener and ADBKeyboard, save the base snapshot), then check."""
+    from .transport import AdbError
+
+    found, cases = _doctor(serial, adb_port, cases_spec)
+    try:
+        for step in found.setup(helper_apk):
+            out.print(f"done {escape(step)}", highlight=False)
+    except AdbError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise SystemExit(2) from None
+    if not _report(found.examine(cases)):
+        raise SystemExit(1)

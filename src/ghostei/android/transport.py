@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+from pathlib import Path
 from typing import Any, Protocol
 
 
@@ -136,6 +137,13 @@ class AdbutilsTransport:
             self._device.sync.push(data, path, mode=0o644)
         except self._errors as exc:
             raise AdbError(f"adb push {path} to {self.serial}: {exc}") from exc
+
+    def install(self, apk: Path) -> None:
+        """``adb install -r APK``."""
+        try:
+            self._device.install(str(apk), nolaunch=True)
+        except self._errors as exc:
+            raise AdbError(f"adb install {apk} on {self.serial}: {exc}") from exc
 
     def reverse(self, remote: str, local: str) -> None:
         try:

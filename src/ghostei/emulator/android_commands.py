@@ -19,6 +19,7 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from ..actions import Action
+from ..android.helper import OVERLAY_OP, with_component, without_component
 from ..device import OverlaySpec, OverlayStyle
 from ..sim.phone import SimPhone
 from ..world import FILE_KINDS
@@ -27,6 +28,7 @@ from .input_commands import keycode, press_key, type_text
 from .intents import FLAG_ACTIVITY_NEW_TASK, FLAG_RECEIVER_FROM_SHELL, Intent, parse_intent
 from .packages import HELPER_PACKAGE, LAUNCHER, app_of, installed, main_activity, short_component
 from .screen import windows_xml
+from .settings_provider import setting_get, setting_put
 from .system_info import force_stop
 
 UPDATE_POPUP = "com.example.broadcast.UPDATE_POPUP"
@@ -163,6 +165,9 @@ def _broadcast(session: Session, intent: Intent, io: IO) -> int:
     io.print(f"Broadcasting: {intent}")
     receiver = intent.component[0] if intent.component else intent.package
     if intent.action == UPDATE_POPUP and receiver == HELPER_PACKAGE and installed(receiver):
+        if session.device.slot(AppOps).mode(HELPER_PACKAGE, OVERLAY_OP) != "allow":
+            io.print("Broadcast completed: result=1")  # the helper's answer: may not draw
+            return 0
         spec = overlay_spec(intent)
         served = intent.text("served_url")
         network = session.device.network
@@ -315,6 +320,58 @@ def wm(session: Session, argv: list[str], io: IO) -> int:
     raise UsageError(f"Unknown command: {sub}" if sub else "usage: wm [size|density]", 255)
 
 
+# ----- appops and the notification service -------------------------------------------------
+
+
+class AppOps:
+    """App-op modes set with ``appops set``; the helper may draw overlays unless told not to."""
+
+    def __init__(self) -> None:
+        self.modes: dict[tuple[str, str], str] = {}
+
+    def mode(self, package: str, op: str) -> str:
+        default = "allow" if (package, op) == (HELPER_PACKAGE, OVERLAY_OP) else "default"
+        return self.modes.get((package, op), default)
+
+
+@command("appops")
+def appops(session: Session, argv: list[str], io: IO) -> int:
+    """appops get PACKAGE [OP] | appops set PACKAGE OP allow|deny|ignore|default."""
+    args = [a for a in argv[1:] if not a.startswith("--user")]
+    ops = session.device.slot(AppOps)
+    if len(args) >= 2 and args[0] == "get":
+        package = args[1]
+        if not installed(package):
+            io.error(f"Error: No UID for {package} in user 0")
+            return 255
+        wanted = args[2:3] or sorted({op for pkg, op in ops.modes if pkg == package} | {OVERLAY_OP})
+        for op in wanted:
+            mode = ops.mode(package, op)
+            io.print(f"{op}: {mode}" if mode != "default" else "No operations.")
+        return 0
+    if len(args) == 4 and args[0] == "set":
+        _, package, op, mode = args
+        if mode not in ("allow", "deny", "ignore", "default", "foreground"):
+            io.error(f"Error: Mode {mode} is not valid")
+            return 255
+        ops.modes[(package, op)] = mode
+        return 0
+    raise UsageError("usage: appops set|get PACKAGE [OP] [MODE]", 255)
+
+
+def notification(session: Session, argv: list[str], io: IO) -> int:
+    """cmd notification allow_listener|disallow_listener COMPONENT (the secure setting
+    ``enabled_notification_listeners`` holds the allowed ones)."""
+    args = argv[1:]
+    if len(args) == 2 and args[0] in ("allow_listener", "disallow_listener"):
+        key = "enabled_notification_listeners"
+        current = setting_get(session, "secure", key)
+        change = with_component if args[0] == "allow_listener" else without_component
+        setting_put(session, "secure", key, change(current, args[1]))
+        return 0
+    raise UsageError("usage: cmd notification allow_listener|disallow_listener COMPONENT", 255)
+
+
 # ----- cmd: the service front end ------------------------------------------------------------
 
 _SERVICES = {
@@ -332,10 +389,12 @@ def cmd(session: Session, argv: list[str], io: IO) -> int:
     args = argv[1:]
     if not args or args[0] == "-l":
         io.print("Currently running services:")
-        for name in sorted([*_SERVICES, "statusbar"]):
+        for name in sorted([*_SERVICES, "notification", "statusbar"]):
             io.print(f"  {name}")
         return 0
     service, rest = args[0], args[1:]
+    if service == "notification":  # a service with no shell command of its own
+        return notification(session, [service, *rest], io)
     if service in _SERVICES:
         program = _SERVICES[service]
         return PROGRAMS[program](session, [program, *rest], io)

@@ -65,6 +65,7 @@ WRITABLE = ("/data", "/cache", "/mnt", "/dev")
 # The programs /system/bin lists: the commands the served phone's shell answers.
 SYSTEM_BIN = (
     "am",
+    "appops",
     "base64",
     "basename",
     "cat",

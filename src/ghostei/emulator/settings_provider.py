@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..android.helper import ACCESSIBILITY_SERVICE, NOTIFICATION_LISTENER
 from .commands import IO, Session, UsageError, command
 
 
@@ -55,6 +56,10 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "enabled_input_methods": "com.google.android.inputmethod.latin/"
         "com.android.inputmethod.latin.LatinIME:com.android.adbkeyboard/.AdbIME",
         "show_ime_with_hard_keyboard": "1",
+        # The helper app's services, as `ghostei android setup` leaves them.
+        "accessibility_enabled": "1",
+        "enabled_accessibility_services": ACCESSIBILITY_SERVICE,
+        "enabled_notification_listeners": NOTIFICATION_LISTENER,
     },
     "global": {
         "animator_duration_scale": "1.0",
