@@ -21,6 +21,7 @@ import pytest
 
 from ghostei.actions import Action
 from ghostei.android.events import (
+    ACCESSIBILITY_KINDS,
     HELPER_EVENT_KINDS,
     HELPER_EVENTS,
     helper_report,
@@ -105,17 +106,22 @@ class ShellPhone:
 
 def test_the_helpers_events_are_its_kinds_with_its_keys() -> None:
     assert {
-        "overlay_shown",
-        "overlay_confirmed",
-        "overlay_dismissed",
-        "consent_granted",
-        "consent_denied",
-        "link_opened",
+        *("overlay_shown", "overlay_confirmed", "overlay_dismissed"),
+        *("consent_granted", "consent_denied", "link_opened"),
+        *ACCESSIBILITY_KINDS,
+        *("notification_posted", "notification_opened", "notification_dismissed"),
     } == HELPER_EVENT_KINDS
     assert HELPER_EVENTS["overlay_shown"].keys == {"title", "style", "urgent"}
     shown = {"title": "T", "style": "dialog", "urgent": False}
     assert helper_report("overlay_shown", shown) == shown
-    assert helper_report("tap", {"x": 1, "y": 2}) is None
+    # The accessibility service reports another app's click with what a view tells it...
+    tap = {"x": 1, "y": 2, "window": "StatusBar", "resource_id": "", "target": "", "long": False}
+    assert helper_report("tap", tap, "com.google.android.gm") == {
+        k: v for k, v in tap.items() if k != "window"
+    }
+    # ... and nothing of the helper's own overlay, which reports what happened to it itself.
+    assert helper_report("tap", tap, HELPER) is None
+    assert helper_report("key_enter", {"field": "x"}, "com.google.android.gm") is None
     # The helper reports only the link its overlay opens, never Chrome's own links.
     overlay_link = {"url": "https://x.example", "source": "overlay"}
     assert helper_report("link_opened", overlay_link) == overlay_link
@@ -177,8 +183,12 @@ def test_logcat_through_adb_reports_the_helpers_events_unless_full(
             assert [k for k, _, _ in logged] == kinds
             assert all(line in logged for line in helper_lines)
         else:
-            assert logged == helper_lines
-            assert not {"tap", "app_opened", "page_loaded"} & {k for k, _, _ in logged}
+            # The overlay's own lines, in order, among what the accessibility service and
+            # the notification listener report of the other apps.
+            assert [x for x in logged if x[1] == HELPER] == helper_lines
+            others = {k for k, p, _ in logged if p != HELPER}
+            assert others and others <= HELPER_EVENT_KINDS - {"overlay_shown", "link_opened"}
+            assert not {"app_opened", "page_loaded", "key_enter"} & {k for k, _, _ in logged}
             # Each line comes from the helper app's process, as on a real device.
             pids = {line.split()[2] for line, _ in lines}
             assert pids == {shell("pidof com.example.myapplication").strip()}
@@ -241,12 +251,15 @@ def test_the_browser_loads_types_into_and_submits_the_served_page(phish: PhishSe
     assert submitted.data["fields"] == expected
     assert submitted.data["filled"] == sorted([first.name, second.name])
     assert dev.network.failures == []
-    # Stock logcat told the host nothing of it: the server did.
-    assert [k for k, _ in dev.logged()] == [
+    # Stock logcat told the host nothing of the page but what the helper's accessibility
+    # service sees (clicks, focus, text): the server did.
+    logged = [(e.kind, e.package) for _, e in parse_logcat(dev.run("logcat -d -s GhostEI"))]
+    assert [k for k, p in logged if p == HELPER] == [
         "overlay_shown",
         "overlay_confirmed",
         "link_opened",
     ]
+    assert {k for k, p in logged if p != HELPER} <= ACCESSIBILITY_KINDS
 
 
 def test_full_events_do_not_repeat_what_a_server_already_recorded(phish: PhishServer) -> None:
@@ -438,9 +451,12 @@ def test_a_data_capture_episode_is_seen_through_the_phishing_server(
     android_events = _events(tmp_path / "android", through)
     sim_events = _events(tmp_path / "sim", sim)
     kinds = {e["kind"] for e in android_events}
-    # A stock device says nothing of taps or the simulator's own Chrome log lines; focus is
-    # read from its dumps, by the field's id, at the steps the simulator reports it.
-    assert not {"tap", "key_enter"} & kinds
+    # A stock device with the helper reports clicks with what a view tells, never the
+    # simulator's own Chrome lines; focus is reported (or read from its dumps) by the field's
+    # id, once, at the steps the simulator reports it.
+    assert "key_enter" not in kinds
+    taps = [e for e in android_events if e["kind"] == "tap"]
+    assert taps and all(set(e["data"]) <= {"resource_id", "target", "x", "y", "long"} for e in taps)
 
     def focused(events: list[dict[str, Any]]) -> list[tuple[int, str]]:
         return [(e["step"], e["data"]["field"]) for e in events if e["kind"] == "field_focused"]
@@ -494,3 +510,30 @@ def test_serve_passes_full_events(monkeypatch: pytest.MonkeyPatch) -> None:
         result = CliRunner().invoke(device, ["serve", "--cases", "3", *flags])
         assert result.exit_code == 2 and "cannot listen" in result.output
         assert seen["full_events"] is expected
+
+
+# ----- focus triggers through the helper's accessibility service ---------------------------
+
+
+@requires_adb
+def test_every_field_focused_trigger_fires_through_the_served_phone(tmp_path: Path) -> None:
+    """The built-in cases whose attack waits for a field to take focus: through a stock
+    served phone with the helper's services on, each fires at the simulator's step, and
+    every decided label is the simulator's."""
+    focused = [
+        c for c in builtin_cases() if (c.extra.get("trigger") or {}).get("on") == "field_focused"
+    ]
+    assert len(focused) == 8
+    with (
+        private_adb_server(tmp_path) as adb,
+        ServedPhones(1, base_port=free_base_port(1), adb_server_port=adb.port, cases=focused) as p,
+    ):
+        assert wait_for_devices(p.serials, adb.port)
+        device = RunConfig(frames="none", backend="android", serial=p.serials[0], adb_port=adb.port)
+        for case in focused:
+            for agent in ("gullible", "oracle"):
+                through = run_episode(case, agent, device, None)
+                sim = run_episode(case, agent, RunConfig(frames="none"), None)
+                assert through.error is None, (case.id, through.error)
+                assert through.attack_fired and through.fired_step == sim.fired_step, case.id
+                assert through.label in (sim.label, "undetermined"), (case.id, agent)

@@ -256,8 +256,8 @@ class AndroidDevice:
         self._generation += 1
         dumps = self.wait_dumps if action.action_type == "wait" else self.settle_dumps
         obs = self._observe(dumps)
-        self._note_focus(obs)
-        self._sync_events(obs.foreground_package)
+        reported = self._sync_events(obs.foreground_package)
+        self._note_focus(obs, reported)
         return obs
 
     def begin_step(self, step: int) -> None:
@@ -559,8 +559,8 @@ class AndroidDevice:
         logcat, sent = self._read_device()
         self._reader.baseline(logcat, sent)
 
-    def _sync_events(self, foreground: str) -> None:
-        """Read new events; ``foreground`` is the app in front now."""
+    def _sync_events(self, foreground: str) -> list[DeviceEvent]:
+        """Read new events; ``foreground`` is the app in front now. Returns the device's."""
         logcat, sent = self._read_device()
         extra = self.phish.take_events(self._channel) if self.phish is not None else []
         new = self._reader.read(logcat, sent, extra)
@@ -574,15 +574,19 @@ class AndroidDevice:
                 # need is read from the foreground instead.
                 self.events.append("app_opened", app.package, app=app.label)
         self._foreground = foreground
+        return new
 
-    def _note_focus(self, obs: Observation) -> None:
-        """A text field that took input focus. No app reports it, but every dump marks the
-        focused field; it is named by its resource id (a field without one is not named)."""
+    def _note_focus(self, obs: Observation, reported: list[DeviceEvent]) -> None:
+        """A text field that took input focus: the helper's accessibility service reports
+        it when enabled; every dump also marks the focused field, named by its resource id
+        (a field without one is not named), which is noted unless the helper said so."""
         field = next((e for e in obs.elements if e.focused and e.editable), None)
         focus = (field.resource_id, field.window) if field is not None else None
         if field is not None and focus != self._focus and ":id/" in field.resource_id:
             name = field.resource_id.rpartition(":id/")[2]
-            self.events.append("field_focused", field.package, field=name, window=field.window)
+            # One focus, one event: the helper's, when its service is on.
+            if not any(e.kind == "field_focused" for e in reported):
+                self.events.append("field_focused", field.package, field=name, window=field.window)
         self._focus = focus
 
     def _append(self, event: DeviceEvent) -> None:

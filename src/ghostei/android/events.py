@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..events import EVENT_KINDS
 from ..observability import EventScope, scope
 from ..world import same_number
@@ -29,10 +30,12 @@ from .apps import MESSAGES_PACKAGE
 LOGCAT_TAG = "GhostEI"
 
 
-# Exactly what the helper app (android/helper, Overlays.kt) logs under the GhostEI tag: the
-# overlays it draws and the answers to them. A stock device reports no other event of the
-# simulator's log; the served phone's logcat prints these only, unless told --full-events.
-# Keep in step with Overlays.kt (the kinds, and the keys of each ``EventLog.report`` map).
+# Exactly what the helper app (android/helper) logs under the GhostEI tag: the overlays it
+# draws and the answers to them (Overlays.kt); what its accessibility service sees of other
+# apps (GhostAccessibilityService.kt: clicks, a field taking focus, text typed); and what its
+# notification listener sees (GhostNotificationListener.kt). A stock device reports no other
+# event of the simulator's log; the served phone's logcat prints these only, unless told
+# --full-events. Keep in step with the Kotlin (the kinds, and the keys each reports).
 HELPER_EVENTS: dict[str, EventScope] = {
     e.kind: e
     for e in (
@@ -43,15 +46,27 @@ HELPER_EVENTS: dict[str, EventScope] = {
         scope("consent_denied", "consent"),
         # Only the link an overlay's confirm opens; Chrome's own links are nobody's report.
         scope("link_opened", "url", "source", source="overlay"),
+        scope("tap", "resource_id", "target", "x", "y", "long"),
+        scope("field_focused", "field"),  # the view id's entry name, as the dump names it
+        scope("text_typed", "field", "value"),
+        scope("notification_posted", "id", "title", "body"),
+        scope("notification_opened", "id", "title", "body"),
+        scope("notification_dismissed", "id"),
     )
 }
 HELPER_EVENT_KINDS = frozenset(HELPER_EVENTS)
+# What the accessibility service reports of other apps only (the helper's own overlays say
+# what happened to them themselves).
+ACCESSIBILITY_KINDS = frozenset({"tap", "field_focused", "text_typed"})
 
 
-def helper_report(kind: str, data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The data the helper app logs for an event, or None when it logs no such event."""
+def helper_report(kind: str, data: Mapping[str, Any], package: str = "") -> dict[str, Any] | None:
+    """The data the helper app logs for an event of ``package``, or None when it logs no
+    such event."""
     spec = HELPER_EVENTS.get(kind)
     if spec is None or not spec.reports("", data):
+        return None
+    if kind in ACCESSIBILITY_KINDS and package == DEFAULT_ATTACKER_PACKAGE:
         return None
     return {k: v for k, v in data.items() if k in spec.keys}
 

@@ -65,7 +65,7 @@ def reported(events: list[Event], device: DeviceState) -> list[tuple[Event, int]
         return [(e, pid(e.package)) for e in events if e.seq not in delivered]
     lines: list[tuple[Event, int]] = []
     for event in events:
-        data = helper_report(event.kind, event.data)
+        data = helper_report(event.kind, event.data, event.package)
         if data is not None:
             # The helper app writes the line from its own process, whatever package it names.
             lines.append((replace(event, data=data), pid(HELPER_PACKAGE)))
