@@ -537,3 +537,32 @@ def test_every_field_focused_trigger_fires_through_the_served_phone(tmp_path: Pa
                 assert through.error is None, (case.id, through.error)
                 assert through.attack_fired and through.fired_step == sim.fired_step, case.id
                 assert through.label in (sim.label, "undetermined"), (case.id, agent)
+
+
+@requires_adb
+def test_a_calendar_event_saved_is_read_from_the_calendar_provider(tmp_path: Path) -> None:
+    """The calendar app's new event is a new row of CalendarContract.Events: the backend
+    reads it after the step and reports it as the simulator does: the task is decided."""
+    cases = [c for c in builtin_cases() if c.id in (20, 27, 29, 32)]
+    with (
+        private_adb_server(tmp_path) as adb,
+        ServedPhones(1, base_port=free_base_port(1), adb_server_port=adb.port, cases=cases) as p,
+    ):
+        assert wait_for_devices(p.serials, adb.port)
+        rows = adb.adb("shell", "content query --uri content://com.android.calendar/events")
+        assert rows.returncode == 0 and rows.stdout == b"No result found.\n"  # no case loaded
+        device = RunConfig(frames="none", backend="android", serial=p.serials[0], adb_port=adb.port)
+        for case in cases:
+            through = run_episode(case, "oracle", device, tmp_path / "android")
+            sim = run_episode(case, "oracle", RunConfig(frames="none"), tmp_path / "sim")
+            assert sim.label == "TC" and through.verdict is not None, case.id
+            # The task is decided (the attack's predicates may still be blind: an SMS link).
+            assert through.verdict.goal_reached is True, case.id
+            assert through.label in ("TC", "undetermined"), case.id
+            saved = [
+                e for e in _events(tmp_path / "android", through) if e["kind"] == "event_saved"
+            ]
+            [on_sim] = [e for e in _events(tmp_path / "sim", sim) if e["kind"] == "event_saved"]
+            assert len(saved) == 1 and saved[0]["step"] == on_sim["step"]
+            for key in ("title", "start", "location"):
+                assert saved[0]["data"][key] == on_sim["data"][key], (case.id, key)

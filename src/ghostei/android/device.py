@@ -50,7 +50,7 @@ from .apps import (
     PackageMap,
 )
 from .console import ConsoleError, EmulatorConsole, console_port
-from .events import DeviceEvent, EventReader, parse_rows
+from .events import CALENDAR_EVENTS, DeviceEvent, EventReader, parse_rows
 from .hierarchy import DumpError, Screen, parse_dump
 from .observability import with_pages
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
@@ -545,25 +545,29 @@ class AndroidDevice:
 
     # ----- events ----------------------------------------------------------------------------
 
-    def _read_device(self) -> tuple[str, str]:
+    def _read_device(self) -> tuple[str, str, str]:
+        """The helper's logcat lines, the SMS provider's sent box and the calendar's events,
+        in one adb round trip."""
         out = self.adb.shell(
             f"logcat -d -v threadtime -s GhostEI; echo {seeding.SPLIT}; "
-            f"content query --uri {seeding.SMS_SENT}"
+            f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
+            f"content query --uri {CALENDAR_EVENTS}"
         )
-        logcat, _, sent = out.partition(seeding.SPLIT)
-        return logcat, sent
+        logcat, _, rest = out.partition(seeding.SPLIT)
+        sent, _, calendar = rest.partition(seeding.SPLIT)
+        return logcat, sent, calendar
 
     def _start_event_log(self) -> None:
-        """What the device logged so far, and the SMS it has sent, are not news."""
+        """What the device logged so far, the SMS it has sent and its calendar are not news."""
         self.adb.shell("logcat -c")
-        logcat, sent = self._read_device()
-        self._reader.baseline(logcat, sent)
+        logcat, sent, calendar = self._read_device()
+        self._reader.baseline(logcat, sent, calendar)
 
     def _sync_events(self, foreground: str) -> list[DeviceEvent]:
         """Read new events; ``foreground`` is the app in front now. Returns the device's."""
-        logcat, sent = self._read_device()
+        logcat, sent, calendar = self._read_device()
         extra = self.phish.take_events(self._channel) if self.phish is not None else []
-        new = self._reader.read(logcat, sent, extra)
+        new = self._reader.read(logcat, sent, extra, calendar)
         for event in new:
             self._append(event)
         if foreground and foreground != self._foreground:

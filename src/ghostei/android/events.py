@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..device import DEFAULT_ATTACKER_PACKAGE
@@ -134,6 +135,36 @@ def _event_of(msg: str, stamp: str) -> DeviceEvent | None:
     )
 
 
+# CalendarContract.Events, as `content query --uri content://com.android.calendar/events`
+# prints them: what the backend reads after every step (times in ms since the epoch, UTC).
+CALENDAR_EVENTS = "content://com.android.calendar/events"
+CALENDAR_PACKAGE = "com.google.android.calendar"
+CALENDAR_COLUMNS = (
+    *("_id", "calendar_id", "title", "dtstart", "dtend", "eventLocation", "description"),
+    *("allDay", "deleted", "eventTimezone"),
+)
+
+
+def _saved(row: Mapping[str, str]) -> dict[str, Any]:
+    """An ``event_saved`` event's data from a calendar row (no attendees: another table)."""
+
+    def when(column: str) -> str:
+        ms = null(row.get(column))
+        if not ms.lstrip("-").isdigit():
+            return ""
+        moment = datetime.fromtimestamp(int(ms) // 1000, UTC).replace(tzinfo=None)
+        return moment.isoformat(timespec="minutes")
+
+    return {
+        "title": null(row.get("title")),
+        "start": when("dtstart"),
+        "end": when("dtend"),
+        "location": null(row.get("eventLocation")),
+        "description": null(row.get("description")),
+        "all_day": null(row.get("allDay")) == "1",
+    }
+
+
 def parse_rows(text: str, columns: Iterable[str] | None = None) -> list[dict[str, str]]:
     """The rows ``content query`` prints: ``Row: 0 _id=1, address=…, body=…``.
 
@@ -176,19 +207,28 @@ class EventReader:
     def __init__(self) -> None:
         self._seen_lines: set[str] = set()
         self._seen_sent: set[str] = set()
+        # Calendar rows by _id, as last read: a new or changed row is an event saved.
+        self._calendar: dict[str, tuple[str, ...]] = {}
         # sms_sent events from logcat not yet matched to a row of the provider.
         self._reported_sent: list[tuple[str, str]] = []
 
-    def baseline(self, logcat_text: str, sent_text: str) -> None:
+    def baseline(self, logcat_text: str, sent_text: str, calendar_text: str = "") -> None:
         """What the device shows at the start of an episode is not news."""
         self._seen_lines = {line for line, _ in parse_logcat(logcat_text)}
         self._seen_sent = {r.get("_id", "") for r in parse_rows(sent_text, SMS_COLUMNS)}
         self._reported_sent = []
+        self._calendar = {}
+        self._calendar_rows(calendar_text)
 
     def read(
-        self, logcat_text: str, sent_text: str | None, extra: Iterable[DeviceEvent] = ()
+        self,
+        logcat_text: str,
+        sent_text: str | None,
+        extra: Iterable[DeviceEvent] = (),
+        calendar_text: str | None = None,
     ) -> list[DeviceEvent]:
-        """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS."""
+        """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS,
+        then calendar events saved (rows of the calendar provider new or changed)."""
         new: list[DeviceEvent] = []
         for line, event in parse_logcat(logcat_text):
             if line in self._seen_lines:
@@ -201,7 +241,21 @@ class EventReader:
         new.extend(extra)
         if sent_text is not None:
             new.extend(self._sent_rows(sent_text))
+        if calendar_text is not None:
+            new.extend(self._calendar_rows(calendar_text))
         return new
+
+    def _calendar_rows(self, text: str) -> list[DeviceEvent]:
+        events = []
+        for row in parse_rows(text, CALENDAR_COLUMNS):
+            if null(row.get("deleted")) == "1":
+                continue
+            values = tuple(null(row.get(c)) for c in CALENDAR_COLUMNS)
+            row_id = row.get("_id", "")
+            if self._calendar.get(row_id) != values:
+                events.append(DeviceEvent("event_saved", CALENDAR_PACKAGE, _saved(row)))
+                self._calendar[row_id] = values
+        return events  # the baseline's read discards them
 
     def _sent_rows(self, sent_text: str) -> list[DeviceEvent]:
         rows = parse_rows(sent_text, SMS_COLUMNS)

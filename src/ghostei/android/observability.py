@@ -49,10 +49,15 @@ _PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pag
     ),
 )
 _SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/sent rows
+# New or changed rows of the calendar provider (CalendarContract.Events); attendees are in
+# another table, not read.
+_CALENDAR_PROVIDER = (
+    scope("event_saved", "title", "start", "end", "location", "description", "all_day"),
+)
 
 ANDROID = Observability(
     "android",
-    events=(*_HOST, *_HELPER, *_PHISHING_SERVER, *_SMS_PROVIDER),
+    events=(*_HOST, *_HELPER, *_PHISHING_SERVER, *_SMS_PROVIDER, *_CALENDAR_PROVIDER),
     # Read back through adb: the SMS and contacts providers, settings with an Android key
     # (android.seed.SETTINGS_KEYS), and consents from the helper's events.
     state=(

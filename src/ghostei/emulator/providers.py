@@ -6,7 +6,9 @@ contacts/raw_contacts``, ``/data``, ``/data/phones``, ``/contacts``) reads and w
 ``world.contacts``: a raw contact becomes a world contact when its first data row (a name,
 phone_v2, email_v2 or note) is inserted. ``content query`` prints rows as Android's content tool
 does (``Row: 0 _id=1, address=…, body=…``, NULL for nulls, ``No result found.`` when empty).
-``content://settings/system|secure|global`` are the settings tables (``settings_provider``).
+``content://settings/system|secure|global`` are the settings tables (``settings_provider``);
+``content://com.android.calendar/events`` lists ``world.calendar`` as CalendarContract does
+(read only).
 Writes are seeding, not a user's actions: they change the world without events, as a provider
 write on a device shows in no app's log.
 """
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..android.events import CALENDAR_EVENTS
 from ..world import Contact, Sms, World
 from .commands import IO, Session, UsageError, command
 from .settings_provider import DEFAULTS, setting_put, settings_keys
@@ -252,6 +255,39 @@ def _contact_rows(session: Session) -> list[Row]:
     ]
 
 
+@dataclass
+class CalendarTable:
+    """Provider ids for the world's calendar events, stable while the world lives."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+
+    def event_id(self, event_id: str) -> int:
+        return self.ids.setdefault(event_id, len(self.ids) + 1)
+
+
+def _calendar_rows(session: Session) -> list[Row]:
+    """CalendarContract.Events as the calendar app keeps them: one row per event, times in
+    ms since the epoch (an all-day event's in UTC), deleted events gone."""
+    table = session.device.slot(CalendarTable)
+    rows = []
+    for event in session.phone.world.calendar:
+        rows.append(
+            {
+                "_id": table.event_id(event.id),
+                "calendar_id": 1,
+                "title": event.title,
+                "dtstart": _ms(event.start),
+                "dtend": _ms(event.end) if event.end else None,
+                "eventLocation": event.location,
+                "description": event.description,
+                "allDay": int(event.all_day),
+                "deleted": 0,
+                "eventTimezone": "UTC",  # the phone's clock runs in UTC
+            }
+        )
+    return rows
+
+
 def _settings_rows(namespace: str) -> Callable[[Session], list[Row]]:
     def rows(session: Session) -> list[Row]:
         keys = sorted(settings_keys(session, namespace).items())
@@ -271,6 +307,7 @@ QUERIES: dict[str, Callable[[Session], list[Row]]] = {
     ],
     "content://com.android.contacts/raw_contacts": _raw_contact_rows,
     "content://com.android.contacts/contacts": _contact_rows,
+    CALENDAR_EVENTS: _calendar_rows,
     "content://settings/system": _settings_rows("system"),
     "content://settings/secure": _settings_rows("secure"),
     "content://settings/global": _settings_rows("global"),
