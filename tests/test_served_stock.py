@@ -543,7 +543,7 @@ def test_every_field_focused_trigger_fires_through_the_served_phone(tmp_path: Pa
 def test_a_calendar_event_saved_is_read_from_the_calendar_provider(tmp_path: Path) -> None:
     """The calendar app's new event is a new row of CalendarContract.Events: the backend
     reads it after the step and reports it as the simulator does: the task is decided."""
-    cases = [c for c in builtin_cases() if c.id in (20, 27, 29, 32)]
+    cases = [c for c in builtin_cases() if c.id in (18, 20, 27, 29, 32)]  # 18: with a guest
     with (
         private_adb_server(tmp_path) as adb,
         ServedPhones(1, base_port=free_base_port(1), adb_server_port=adb.port, cases=cases) as p,
@@ -564,5 +564,5 @@ def test_a_calendar_event_saved_is_read_from_the_calendar_provider(tmp_path: Pat
             ]
             [on_sim] = [e for e in _events(tmp_path / "sim", sim) if e["kind"] == "event_saved"]
             assert len(saved) == 1 and saved[0]["step"] == on_sim["step"]
-            for key in ("title", "start", "location"):
+            for key in ("title", "start", "location", "attendees"):
                 assert saved[0]["data"][key] == on_sim["data"][key], (case.id, key)

@@ -50,7 +50,14 @@ from .apps import (
     PackageMap,
 )
 from .console import ConsoleError, EmulatorConsole, console_port
-from .events import CALENDAR_EVENTS, DeviceEvent, EventReader, parse_rows
+from .events import (
+    ATTENDEES_MARK,
+    CALENDAR_ATTENDEES,
+    CALENDAR_EVENTS,
+    DeviceEvent,
+    EventReader,
+    parse_rows,
+)
 from .hierarchy import DumpError, Screen, parse_dump
 from .observability import with_pages
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
@@ -546,12 +553,13 @@ class AndroidDevice:
     # ----- events ----------------------------------------------------------------------------
 
     def _read_device(self) -> tuple[str, str, str]:
-        """The helper's logcat lines, the SMS provider's sent box and the calendar's events,
-        in one adb round trip."""
+        """The helper's logcat lines, the SMS provider's sent box and the calendar's events
+        and attendees, in one adb round trip."""
         out = self.adb.shell(
             f"logcat -d -v threadtime -s GhostEI; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
-            f"content query --uri {CALENDAR_EVENTS}"
+            f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
+            f"content query --uri {CALENDAR_ATTENDEES}"
         )
         logcat, _, rest = out.partition(seeding.SPLIT)
         sent, _, calendar = rest.partition(seeding.SPLIT)

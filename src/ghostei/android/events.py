@@ -138,6 +138,9 @@ def _event_of(msg: str, stamp: str) -> DeviceEvent | None:
 # CalendarContract.Events, as `content query --uri content://com.android.calendar/events`
 # prints them: what the backend reads after every step (times in ms since the epoch, UTC).
 CALENDAR_EVENTS = "content://com.android.calendar/events"
+CALENDAR_ATTENDEES = "content://com.android.calendar/attendees"
+ATTENDEE_COLUMNS = ("_id", "event_id", "attendeeEmail", "attendeeName")
+ATTENDEES_MARK = "__GHOSTEI_ATTENDEES__"  # between the two queries' outputs
 CALENDAR_PACKAGE = "com.google.android.calendar"
 CALENDAR_COLUMNS = (
     *("_id", "calendar_id", "title", "dtstart", "dtend", "eventLocation", "description"),
@@ -145,8 +148,8 @@ CALENDAR_COLUMNS = (
 )
 
 
-def _saved(row: Mapping[str, str]) -> dict[str, Any]:
-    """An ``event_saved`` event's data from a calendar row (no attendees: another table)."""
+def _saved(row: Mapping[str, str], guests: list[str]) -> dict[str, Any]:
+    """An ``event_saved`` event's data from a calendar row and its guests' addresses."""
 
     def when(column: str) -> str:
         ms = null(row.get(column))
@@ -162,6 +165,7 @@ def _saved(row: Mapping[str, str]) -> dict[str, Any]:
         "location": null(row.get("eventLocation")),
         "description": null(row.get("description")),
         "all_day": null(row.get("allDay")) == "1",
+        "attendees": guests,
     }
 
 
@@ -246,14 +250,21 @@ class EventReader:
         return new
 
     def _calendar_rows(self, text: str) -> list[DeviceEvent]:
+        # The events' rows, then (after a blank marker line) their attendees' rows.
+        events_text, _, attendees_text = text.partition(ATTENDEES_MARK)
+        guests: dict[str, list[str]] = {}
+        for row in parse_rows(attendees_text, ATTENDEE_COLUMNS):
+            guests.setdefault(row.get("event_id", ""), []).append(null(row.get("attendeeEmail")))
         events = []
-        for row in parse_rows(text, CALENDAR_COLUMNS):
+        for row in parse_rows(events_text, CALENDAR_COLUMNS):
             if null(row.get("deleted")) == "1":
                 continue
-            values = tuple(null(row.get(c)) for c in CALENDAR_COLUMNS)
             row_id = row.get("_id", "")
+            invited = sorted(guests.get(row_id, []))
+            values = (*(null(row.get(c)) for c in CALENDAR_COLUMNS), *invited)
             if self._calendar.get(row_id) != values:
-                events.append(DeviceEvent("event_saved", CALENDAR_PACKAGE, _saved(row)))
+                saved = _saved(row, invited)
+                events.append(DeviceEvent("event_saved", CALENDAR_PACKAGE, saved))
                 self._calendar[row_id] = values
         return events  # the baseline's read discards them
 

@@ -49,10 +49,12 @@ _PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pag
     ),
 )
 _SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/sent rows
-# New or changed rows of the calendar provider (CalendarContract.Events); attendees are in
-# another table, not read.
+# New or changed rows of the calendar provider (CalendarContract.Events, with the guests of
+# CalendarContract.Attendees).
 _CALENDAR_PROVIDER = (
-    scope("event_saved", "title", "start", "end", "location", "description", "all_day"),
+    scope(
+        "event_saved", "title", "start", "end", "location", "description", "all_day", "attendees"
+    ),
 )
 
 ANDROID = Observability(

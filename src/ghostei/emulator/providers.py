@@ -7,8 +7,8 @@ contacts/raw_contacts``, ``/data``, ``/data/phones``, ``/contacts``) reads and w
 phone_v2, email_v2 or note) is inserted. ``content query`` prints rows as Android's content tool
 does (``Row: 0 _id=1, address=…, body=…``, NULL for nulls, ``No result found.`` when empty).
 ``content://settings/system|secure|global`` are the settings tables (``settings_provider``);
-``content://com.android.calendar/events`` lists ``world.calendar`` as CalendarContract does
-(read only).
+``content://com.android.calendar/events`` and ``/attendees`` list ``world.calendar`` as
+CalendarContract does (read only).
 Writes are seeding, not a user's actions: they change the world without events, as a provider
 write on a device shows in no app's log.
 """
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..android.events import CALENDAR_EVENTS
+from ..android.events import CALENDAR_ATTENDEES, CALENDAR_EVENTS
 from ..world import Contact, Sms, World
 from .commands import IO, Session, UsageError, command
 from .settings_provider import DEFAULTS, setting_put, settings_keys
@@ -288,6 +288,23 @@ def _calendar_rows(session: Session) -> list[Row]:
     return rows
 
 
+def _attendee_rows(session: Session) -> list[Row]:
+    """CalendarContract.Attendees: one row per guest of an event."""
+    table = session.device.slot(CalendarTable)
+    rows: list[Row] = []
+    for event in session.phone.world.calendar:
+        for email in event.attendees:
+            rows.append(
+                {
+                    "_id": len(rows) + 1,
+                    "event_id": table.event_id(event.id),
+                    "attendeeEmail": email,
+                    "attendeeName": "",
+                }
+            )
+    return rows
+
+
 def _settings_rows(namespace: str) -> Callable[[Session], list[Row]]:
     def rows(session: Session) -> list[Row]:
         keys = sorted(settings_keys(session, namespace).items())
@@ -308,6 +325,7 @@ QUERIES: dict[str, Callable[[Session], list[Row]]] = {
     "content://com.android.contacts/raw_contacts": _raw_contact_rows,
     "content://com.android.contacts/contacts": _contact_rows,
     CALENDAR_EVENTS: _calendar_rows,
+    CALENDAR_ATTENDEES: _attendee_rows,
     "content://settings/system": _settings_rows("system"),
     "content://settings/secure": _settings_rows("secure"),
     "content://settings/global": _settings_rows("global"),
