@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -107,6 +107,12 @@ def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
             help="Downscale images to this longest side before sending (0: full size).",
         ),
     ]
+
+    return stacked(options)
+
+
+def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+    """One decorator applying ``options`` in order (as if each was written above the next)."""
 
     def apply(command: F) -> F:
         for option in reversed(options):

@@ -63,6 +63,18 @@ class EpisodePhone:
             observation = self.device.observe()
         return observation
 
+    def outcome_fields(self) -> dict[str, Any]:
+        """What an episode record says of the attack: its kind, whether and when it was
+        injected, and whether and when it reached the agent."""
+        injection = self.injection
+        return {
+            "injection": injection.kind,
+            "attack_fired": injection.fired,
+            "fired_step": injection.fired_step,
+            "exposed": injection.exposed,
+            "exposed_step": injection.exposed_step,
+        }
+
     def step_record(
         self, step: int, first_event: int, taken: AgentStep, shown: Observation
     ) -> dict[str, Any]:

@@ -246,7 +246,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
     label = config.label(agent_name)
     REQUEST_CONTEXT.set(f"case {case.id}, agent {label}")
     phone = EpisodePhone.stage(case, config.attack, lambda shaped: make_device(config, shaped))
-    case, device, injection = phone.case, phone.device, phone.injection
+    case, device = phone.case, phone.device
     trajectory = Trajectory(frames=FrameRecorder(config.frames))
     usage: dict[str, int] = {}
     error: str | None = None
@@ -309,11 +309,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         agent=label,
         seed=config.seed,
         label="error" if verdict is None else verdict.label,
-        injection=injection.kind,
-        attack_fired=injection.fired,
-        fired_step=injection.fired_step,
-        exposed=injection.exposed,
-        exposed_step=injection.exposed_step,
+        **phone.outcome_fields(),
         steps=len(trajectory.steps),
         verdict=verdict,
         error=error,

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..cases import CaseError, select_cases
+from ..console import stacked
 from .events import DeviceEvent
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, case_pages
 
@@ -88,27 +89,23 @@ def android() -> None:
     """Check and prepare an Android device (or a served phone) for GhostEI runs."""
 
 
-_DEVICE_OPTIONS = [
-    click.option("--serial", required=True, help="The device, e.g. emulator-5554."),
-    click.option(
-        "--adb-port",
-        type=click.IntRange(1, 65535),
-        default=None,
-        help="The adb server's port (default: $ANDROID_ADB_SERVER_PORT or 5037).",
-    ),
-    click.option(
-        "--cases",
-        "cases_spec",
-        default=None,
-        help="Cases whose apps must be installed (ids or a path; default: the built-in cases).",
-    ),
-]
-
-
-def _device_options(fn: Any) -> Any:
-    for option in reversed(_DEVICE_OPTIONS):
-        fn = option(fn)
-    return fn
+_device_options = stacked(
+    [
+        click.option("--serial", required=True, help="The device, e.g. emulator-5554."),
+        click.option(
+            "--adb-port",
+            type=click.IntRange(1, 65535),
+            default=None,
+            help="The adb server's port (default: $ANDROID_ADB_SERVER_PORT or 5037).",
+        ),
+        click.option(
+            "--cases",
+            "cases_spec",
+            default=None,
+            help="Cases whose apps must be installed (ids or a path; default: the built-in cases).",
+        ),
+    ]
+)
 
 
 def _report(findings: list[Any]) -> bool:

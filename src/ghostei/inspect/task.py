@@ -353,7 +353,7 @@ async def llm_judge_episode(
     """The LLM judge's score of an episode (its label the value; the rule judge's score kept
     in the metadata): the episode is written as a run folder's, as the runner would."""
     rule = judge_episode(episode, outcome)
-    phone, injection = episode.phone, episode.phone.injection
+    phone = episode.phone
     with tempfile.TemporaryDirectory(prefix="ghostei-judge-") as tmp:
         out = Path(tmp)
         trajectory = Trajectory([dict(s) for s in episode.steps], episode.frames)
@@ -365,11 +365,7 @@ async def llm_judge_episode(
             agent="inspect",
             seed=0,
             label=cast(Label, outcome.label),
-            injection=injection.kind,
-            attack_fired=injection.fired,
-            fired_step=injection.fired_step,
-            exposed=injection.exposed,
-            exposed_step=injection.exposed_step,
+            **phone.outcome_fields(),
             steps=len(episode.steps),
             verdict=outcome.verdict,
             error=outcome.error,
