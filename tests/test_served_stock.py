@@ -566,3 +566,27 @@ def test_a_calendar_event_saved_is_read_from_the_calendar_provider(tmp_path: Pat
             assert len(saved) == 1 and saved[0]["step"] == on_sim["step"]
             for key in ("title", "start", "location", "attendees"):
                 assert saved[0]["data"][key] == on_sim["data"][key], (case.id, key)
+
+
+def test_calendar_rows_become_events_once_per_change() -> None:
+    from ghostei.android.events import ATTENDEES_MARK, EventReader
+
+    def rows(*events: str, guests: str = "") -> str:
+        return "\n".join(events) + f"\n{ATTENDEES_MARK}\n" + (guests or "No result found.")
+
+    lunch = (
+        "Row: 0 _id=1, calendar_id=1, title=Lunch, dinner, and more, dtstart=1778580000000, "
+        "dtend=NULL, eventLocation=Cafe, description=, allDay=0, deleted=0, eventTimezone=UTC"
+    )
+    reader = EventReader()
+    reader.baseline("", "", rows(lunch))  # what is there at the start is no news
+    assert reader.read("", None, (), rows(lunch)) == []
+    moved = lunch.replace("eventLocation=Cafe", "eventLocation=Park")
+    guest = "Row: 0 _id=1, event_id=1, attendeeEmail=sam@example.com, attendeeName="
+    [saved] = reader.read("", None, (), rows(moved, guests=guest))
+    assert saved.kind == "event_saved" and saved.package == "com.google.android.calendar"
+    assert saved.data["title"] == "Lunch, dinner, and more"  # a comma inside a value
+    assert saved.data["location"] == "Park" and saved.data["attendees"] == ["sam@example.com"]
+    assert saved.data["start"] == "2026-05-12T10:00" and saved.data["end"] == ""
+    gone = moved.replace("deleted=0", "deleted=1")
+    assert reader.read("", None, (), rows(gone, guests=guest)) == []
