@@ -31,7 +31,7 @@ from ghostei.android.console import (
     parse_snapshot_list,
 )
 from ghostei.android.device import AndroidDevice, DeviceError, type_command
-from ghostei.android.events import EventReader, parse_logcat, parse_rows
+from ghostei.android.events import DeviceReading, EventReader, parse_logcat, parse_rows
 from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
 from ghostei.android.seed import FILES_LISTED, SPLIT
@@ -262,20 +262,42 @@ def test_content_rows_keep_commas_and_line_breaks_inside_values() -> None:
 def test_reader_skips_seen_lines_and_sms_already_reported() -> None:
     reader = EventReader()
     old = logline("tap", "com.android.settings", 0, x=1, y=2)
-    reader.baseline(old, "Row: 0 _id=9, address=+15550123, body=old, date=1")
+    reader.baseline(DeviceReading(old, "Row: 0 _id=9, address=+15550123, body=old, date=1"))
     sent_logged = logline("sms_sent", MESSAGES, 1, to="+1 555-0100", body="hi")
     rows = (
         "Row: 0 _id=11, address=+1 555 0199, body=second, date=3\n"
         "Row: 1 _id=10, address=+15550100, body=hi, date=2\n"
         "Row: 2 _id=9, address=+15550123, body=old, date=1\n"
     )
-    new = reader.read(old + sent_logged, rows)
+    new = reader.read(DeviceReading(old + sent_logged, rows))
     assert [(e.kind, e.data.get("body")) for e in new] == [
         ("sms_sent", "hi"),
         ("sms_sent", "second"),
     ]
     assert new[1].data["to"] == "+1 555 0199" and new[1].data["source"] == "sms_provider"
-    assert reader.read(old + sent_logged, rows) == []  # nothing twice
+    assert reader.read(DeviceReading(old + sent_logged, rows)) == []  # nothing twice
+
+
+def test_a_mapped_setting_that_changes_is_a_setting_changed_event() -> None:
+    from ghostei.android.seed import SETTINGS_KEYS
+
+    def values(**on: bool) -> str:  # what seed.settings_get_command prints
+        return "\n".join(
+            (key[2] if on.get(name) else key[3]) for name, key in SETTINGS_KEYS.items()
+        )
+
+    reader = EventReader()
+    reader.baseline(DeviceReading("", "", settings=values(wifi=True)))
+    assert reader.read(DeviceReading("", "", settings=values(wifi=True))) == []
+    [changed] = reader.read(DeviceReading("", "", settings=values(wifi=True, bluetooth=True)))
+    assert (changed.kind, changed.data) == (
+        "setting_changed",
+        {"setting": "bluetooth", "value": True},
+    )
+    # A key the device does not know (null) is no change.
+    lines = values(wifi=True, bluetooth=False).splitlines()
+    lines[list(SETTINGS_KEYS).index("bluetooth")] = "null"
+    assert reader.read(DeviceReading("", "", settings="\n".join(lines))) == []
 
 
 # ----- the phishing server --------------------------------------------------------------------

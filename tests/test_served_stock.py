@@ -569,7 +569,7 @@ def test_a_calendar_event_saved_is_read_from_the_calendar_provider(tmp_path: Pat
 
 
 def test_calendar_rows_become_events_once_per_change() -> None:
-    from ghostei.android.events import ATTENDEES_MARK, EventReader
+    from ghostei.android.events import ATTENDEES_MARK, DeviceReading, EventReader
 
     def rows(*events: str, guests: str = "") -> str:
         return "\n".join(events) + f"\n{ATTENDEES_MARK}\n" + (guests or "No result found.")
@@ -579,14 +579,14 @@ def test_calendar_rows_become_events_once_per_change() -> None:
         "dtend=NULL, eventLocation=Cafe, description=, allDay=0, deleted=0, eventTimezone=UTC"
     )
     reader = EventReader()
-    reader.baseline("", "", rows(lunch))  # what is there at the start is no news
-    assert reader.read("", None, (), rows(lunch)) == []
+    reader.baseline(DeviceReading("", "", rows(lunch)))  # what is there at the start: no news
+    assert reader.read(DeviceReading("", "", rows(lunch))) == []
     moved = lunch.replace("eventLocation=Cafe", "eventLocation=Park")
     guest = "Row: 0 _id=1, event_id=1, attendeeEmail=sam@example.com, attendeeName="
-    [saved] = reader.read("", None, (), rows(moved, guests=guest))
+    [saved] = reader.read(DeviceReading("", "", rows(moved, guests=guest)))
     assert saved.kind == "event_saved" and saved.package == "com.google.android.calendar"
     assert saved.data["title"] == "Lunch, dinner, and more"  # a comma inside a value
     assert saved.data["location"] == "Park" and saved.data["attendees"] == ["sam@example.com"]
     assert saved.data["start"] == "2026-05-12T10:00" and saved.data["end"] == ""
     gone = moved.replace("deleted=0", "deleted=1")
-    assert reader.read("", None, (), rows(gone, guests=guest)) == []
+    assert reader.read(DeviceReading("", "", rows(gone, guests=guest))) == []

@@ -55,6 +55,7 @@ from .events import (
     CALENDAR_ATTENDEES,
     CALENDAR_EVENTS,
     DeviceEvent,
+    DeviceReading,
     EventReader,
     parse_rows,
 )
@@ -552,30 +553,29 @@ class AndroidDevice:
 
     # ----- events ----------------------------------------------------------------------------
 
-    def _read_device(self) -> tuple[str, str, str]:
-        """The helper's logcat lines, the SMS provider's sent box and the calendar's events
-        and attendees, in one adb round trip."""
+    def _read_device(self) -> DeviceReading:
+        """The helper's logcat lines, the SMS provider's sent box, the calendar's events and
+        attendees and the mapped settings, in one adb round trip."""
         out = self.adb.shell(
             f"logcat -d -v threadtime -s GhostEI; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
             f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
-            f"content query --uri {CALENDAR_ATTENDEES}"
+            f"content query --uri {CALENDAR_ATTENDEES}; echo {seeding.SPLIT}; "
+            + seeding.settings_get_command()
         )
-        logcat, _, rest = out.partition(seeding.SPLIT)
-        sent, _, calendar = rest.partition(seeding.SPLIT)
-        return logcat, sent, calendar
+        parts = [*out.split(seeding.SPLIT), "", "", ""]
+        return DeviceReading(parts[0], parts[1], parts[2], parts[3])
 
     def _start_event_log(self) -> None:
-        """What the device logged so far, the SMS it has sent and its calendar are not news."""
+        """What the device logged so far, the SMS it has sent, its calendar and settings are
+        not news."""
         self.adb.shell("logcat -c")
-        logcat, sent, calendar = self._read_device()
-        self._reader.baseline(logcat, sent, calendar)
+        self._reader.baseline(self._read_device())
 
     def _sync_events(self, foreground: str) -> list[DeviceEvent]:
         """Read new events; ``foreground`` is the app in front now. Returns the device's."""
-        logcat, sent, calendar = self._read_device()
         extra = self.phish.take_events(self._channel) if self.phish is not None else []
-        new = self._reader.read(logcat, sent, extra, calendar)
+        new = self._reader.read(self._read_device(), extra)
         for event in new:
             self._append(event)
         if foreground and foreground != self._foreground:

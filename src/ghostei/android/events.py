@@ -142,6 +142,7 @@ CALENDAR_ATTENDEES = "content://com.android.calendar/attendees"
 ATTENDEE_COLUMNS = ("_id", "event_id", "attendeeEmail", "attendeeName")
 ATTENDEES_MARK = "__GHOSTEI_ATTENDEES__"  # between the two queries' outputs
 CALENDAR_PACKAGE = "com.google.android.calendar"
+SETTINGS_PACKAGE = "com.android.settings"
 CALENDAR_COLUMNS = (
     *("_id", "calendar_id", "title", "dtstart", "dtend", "eventLocation", "description"),
     *("allDay", "deleted", "eventTimezone"),
@@ -205,10 +206,36 @@ def null(value: str | None) -> str:
     return "" if value is None or value == "NULL" else value
 
 
+@dataclass(frozen=True)
+class DeviceReading:
+    """What the backend reads of a device after each step, source by source (raw text)."""
+
+    logcat: str
+    sent: str  # content://sms/sent
+    calendar: str = ""  # the calendar's events, ATTENDEES_MARK, its attendees
+    settings: str = ""  # the mapped settings' values, one a line (seed.settings_get_command)
+
+
+def _settings_values(text: str) -> dict[str, bool]:
+    """The mapped settings a device printed (``seed.settings_get_command``), by world name;
+    a value that is neither the key's on nor off (``null``) is left out."""
+    from .seed import SETTINGS_KEYS  # seed imports this module's parsers
+
+    values = [line.strip() for line in text.lstrip("\r\n").splitlines()]
+    out: dict[str, bool] = {}
+    for (name, (_, _, on, off)), value in zip(SETTINGS_KEYS.items(), values, strict=False):
+        if value == on or (name == "location" and value in ("1", "2")):  # any location mode
+            out[name] = True
+        elif value == off:
+            out[name] = False
+    return out
+
+
 class EventReader:
     """Turns successive device outputs into the events not seen before, without duplicates."""
 
     def __init__(self) -> None:
+        self._settings: dict[str, bool] = {}  # the mapped settings, as last read
         self._seen_lines: set[str] = set()
         self._seen_sent: set[str] = set()
         # Calendar rows by _id, as last read: a new or changed row is an event saved.
@@ -216,25 +243,21 @@ class EventReader:
         # sms_sent events from logcat not yet matched to a row of the provider.
         self._reported_sent: list[tuple[str, str]] = []
 
-    def baseline(self, logcat_text: str, sent_text: str, calendar_text: str = "") -> None:
+    def baseline(self, reading: DeviceReading) -> None:
         """What the device shows at the start of an episode is not news."""
-        self._seen_lines = {line for line, _ in parse_logcat(logcat_text)}
-        self._seen_sent = {r.get("_id", "") for r in parse_rows(sent_text, SMS_COLUMNS)}
+        self._seen_lines = {line for line, _ in parse_logcat(reading.logcat)}
+        self._seen_sent = {r.get("_id", "") for r in parse_rows(reading.sent, SMS_COLUMNS)}
         self._reported_sent = []
         self._calendar = {}
-        self._calendar_rows(calendar_text)
+        self._calendar_rows(reading.calendar)
+        self._settings = _settings_values(reading.settings)
 
-    def read(
-        self,
-        logcat_text: str,
-        sent_text: str | None,
-        extra: Iterable[DeviceEvent] = (),
-        calendar_text: str | None = None,
-    ) -> list[DeviceEvent]:
+    def read(self, reading: DeviceReading, extra: Iterable[DeviceEvent] = ()) -> list[DeviceEvent]:
         """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS,
-        then calendar events saved (rows of the calendar provider new or changed)."""
+        then calendar events saved (rows of the calendar provider new or changed), then
+        mapped settings changed."""
         new: list[DeviceEvent] = []
-        for line, event in parse_logcat(logcat_text):
+        for line, event in parse_logcat(reading.logcat):
             if line in self._seen_lines:
                 continue
             self._seen_lines.add(line)
@@ -243,11 +266,20 @@ class EventReader:
                 to = str(event.data.get("to", event.data.get("address", "")))
                 self._reported_sent.append((to, str(event.data.get("body", ""))))
         new.extend(extra)
-        if sent_text is not None:
-            new.extend(self._sent_rows(sent_text))
-        if calendar_text is not None:
-            new.extend(self._calendar_rows(calendar_text))
+        new.extend(self._sent_rows(reading.sent))
+        new.extend(self._calendar_rows(reading.calendar))
+        new.extend(self._settings_changed(reading.settings))
         return new
+
+    def _settings_changed(self, text: str) -> list[DeviceEvent]:
+        values = _settings_values(text)
+        events = [
+            DeviceEvent("setting_changed", SETTINGS_PACKAGE, {"setting": name, "value": value})
+            for name, value in values.items()
+            if name in self._settings and self._settings[name] != value
+        ]
+        self._settings.update(values)
+        return events
 
     def _calendar_rows(self, text: str) -> list[DeviceEvent]:
         # The events' rows, then (after a blank marker line) their attendees' rows.

@@ -51,6 +51,11 @@ _PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pag
 _SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/sent rows
 # New or changed rows of the calendar provider (CalendarContract.Events, with the guests of
 # CalendarContract.Attendees).
+# The mapped settings, read after every step: a change of one is setting_changed. Only
+# these keys: a change to a setting adb cannot read stays undetermined.
+_SETTINGS = tuple(
+    scope("setting_changed", "setting", "value", setting=name) for name in SETTINGS_KEYS
+)
 _CALENDAR_PROVIDER = (
     scope(
         "event_saved", "title", "start", "end", "location", "description", "all_day", "attendees"
@@ -59,7 +64,7 @@ _CALENDAR_PROVIDER = (
 
 ANDROID = Observability(
     "android",
-    events=(*_HOST, *_HELPER, *_PHISHING_SERVER, *_SMS_PROVIDER, *_CALENDAR_PROVIDER),
+    events=(*_HOST, *_HELPER, *_PHISHING_SERVER, *_SMS_PROVIDER, *_CALENDAR_PROVIDER, *_SETTINGS),
     # Read back through adb: the SMS and contacts providers, settings with an Android key
     # (android.seed.SETTINGS_KEYS), and consents from the helper's events.
     state=(
