@@ -13,12 +13,18 @@ from ghostei.rundir import RunDir
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_the_bring_your_own_agent_example_runs(tmp_path: Path) -> None:
+def readme_example(name: str, folder: Path) -> tuple[str, Path]:
+    """The README's text, and its Python example that starts ``# NAME``, saved as NAME."""
     text = README.read_text(encoding="utf-8")
-    block = re.search(r"```python\n(# my_agent\.py\n.*?)```", text, re.S)
-    assert block, "the README lost its agent example"
-    source = tmp_path / "my_agent.py"
+    block = re.search(rf"```python\n(# {re.escape(name)}\n.*?)```", text, re.S)
+    assert block, f"the README lost its {name} example"
+    source = folder / name
     source.write_text(block.group(1), encoding="utf-8")
+    return text, source
+
+
+def test_the_bring_your_own_agent_example_runs(tmp_path: Path) -> None:
+    text, source = readme_example("my_agent.py", tmp_path)
     spec = f"{source}:FirstButtonAgent"
     assert "--agent my_agent.py:FirstButtonAgent" in text
     result = CliRunner().invoke(
@@ -43,11 +49,7 @@ def test_the_setup_commands_open_the_readme() -> None:
 
 
 def test_the_your_own_defence_example_runs_and_blocks(tmp_path: Path) -> None:
-    text = README.read_text(encoding="utf-8")
-    block = re.search(r"```python\n(# my_guard\.py\n.*?)```", text, re.S)
-    assert block, "the README lost its defence example"
-    source = tmp_path / "my_guard.py"
-    source.write_text(block.group(1), encoding="utf-8")
+    text, source = readme_example("my_guard.py", tmp_path)
     assert "--defence my_guard.py:NoTapsOutside" in text
     result = CliRunner().invoke(
         main,

@@ -35,7 +35,7 @@ from typing import Any, Protocol, cast
 from PIL import Image
 
 from ..actions import Action
-from ..device import DEFAULT_ATTACKER_PACKAGE, OverlaySpec, log_host_action
+from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observability import Observability
 from ..observation import Observation, UIElement
@@ -59,12 +59,12 @@ from .events import (
     EventReader,
     parse_rows,
 )
+from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER
 from .hierarchy import DumpError, Screen, parse_dump
 from .observability import with_pages
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
 from .transport import AdbError, AdbTransport, AdbutilsTransport
 
-HELPER_COMPONENT = f"{DEFAULT_ATTACKER_PACKAGE}/.AdbReceiver"
 OVERLAY_ACTION = "com.example.broadcast.UPDATE_POPUP"
 ADB_KEYBOARD_ACTION = "ADB_INPUT_TEXT"  # the ADBKeyboard IME types any Unicode text
 DUMP_PATH = "/sdcard/window_dump.xml"
@@ -343,14 +343,14 @@ class AndroidDevice:
             extras.append(("--es", "served_url", served))
             self._served_pages.add(spec.url)
         args = " ".join(f"{flag} {key} {seeding.q(value)}" for flag, key, value in extras)
-        out = self.adb.shell(f"am broadcast -n {HELPER_COMPONENT} -a {OVERLAY_ACTION} {args}")
+        out = self.adb.shell(f"am broadcast -n {OVERLAY_RECEIVER} -a {OVERLAY_ACTION} {args}")
         result = re.search(r"Broadcast completed: result=(-?\d+)", out)
         if result is None:
             raise DeviceError(f"the overlay broadcast failed on {self.serial}: {out.strip()}")
         if result.group(1) == "1":  # the helper's answer when it may not draw overlays
             raise DeviceError(
                 f"the helper app may not draw overlays on {self.serial}: adb shell appops set "
-                f"{DEFAULT_ATTACKER_PACKAGE} SYSTEM_ALERT_WINDOW allow"
+                f"{HELPER_PACKAGE} {OVERLAY_OP} allow"
             )
         self._generation += 1
         self._sync_events(self._foreground)

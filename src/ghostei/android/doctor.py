@@ -15,6 +15,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..cases.schema import Case
@@ -73,21 +74,20 @@ class Doctor:
                 Finding("device online", False, str(exc), "start the emulator, then adb devices")
             ]
         findings = [Finding("device online", True, self.serial)]
-        checks: list[Callable[[], Finding]] = [
-            self._helper,
-            self._overlay,
-            self._accessibility,
-            self._listener,
-            self._keyboard,
-            lambda: self._apps(cases),
-            self._snapshot,
-            self._reverse,
+        checks: list[tuple[str, Callable[[], Finding]]] = [
+            ("helper app installed", self._helper),
+            ("helper may draw overlays", self._overlay),
+            ("accessibility service enabled", self._accessibility),
+            ("notification listener enabled", self._listener),
+            ("ADBKeyboard", self._keyboard),
+            ("the cases' apps installed", partial(self._apps, cases)),
+            ("base snapshot", self._snapshot),
+            ("phishing server reachable", self._reverse),
         ]
-        for check in checks:
+        for name, check in checks:
             try:
                 findings.append(check())
             except (AdbError, ConsoleError, OSError) as exc:
-                name = check.__name__.strip("_") if hasattr(check, "__name__") else "check"
                 findings.append(Finding(name, False, f"could not check: {exc}"))
         return findings
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..events import EVENT_KINDS
 from ..observability import EventScope, scope
 from ..world import same_number
 from .apps import MESSAGES_PACKAGE
+from .helper import HELPER_PACKAGE
 
 LOGCAT_TAG = "GhostEI"
 
@@ -67,7 +67,7 @@ def helper_report(kind: str, data: Mapping[str, Any], package: str = "") -> dict
     spec = HELPER_EVENTS.get(kind)
     if spec is None or not spec.reports("", data):
         return None
-    if kind in ACCESSIBILITY_KINDS and package == DEFAULT_ATTACKER_PACKAGE:
+    if kind in ACCESSIBILITY_KINDS and package == HELPER_PACKAGE:
         return None
     return {k: v for k, v in data.items() if k in spec.keys}
 
@@ -216,19 +216,10 @@ class DeviceReading:
     settings: str = ""  # the mapped settings' values, one a line (seed.settings_get_command)
 
 
-def _settings_values(text: str) -> dict[str, bool]:
-    """The mapped settings a device printed (``seed.settings_get_command``), by world name;
-    a value that is neither the key's on nor off (``null``) is left out."""
-    from .seed import SETTINGS_KEYS  # seed imports this module's parsers
+def _mapped_settings(text: str) -> dict[str, bool]:
+    from .seed import settings_values  # seed parses provider rows with this module
 
-    values = [line.strip() for line in text.lstrip("\r\n").splitlines()]
-    out: dict[str, bool] = {}
-    for (name, (_, _, on, off)), value in zip(SETTINGS_KEYS.items(), values, strict=False):
-        if value == on or (name == "location" and value in ("1", "2")):  # any location mode
-            out[name] = True
-        elif value == off:
-            out[name] = False
-    return out
+    return settings_values(text)
 
 
 class EventReader:
@@ -250,7 +241,7 @@ class EventReader:
         self._reported_sent = []
         self._calendar = {}
         self._calendar_rows(reading.calendar)
-        self._settings = _settings_values(reading.settings)
+        self._settings = _mapped_settings(reading.settings)
 
     def read(self, reading: DeviceReading, extra: Iterable[DeviceEvent] = ()) -> list[DeviceEvent]:
         """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS,
@@ -272,7 +263,7 @@ class EventReader:
         return new
 
     def _settings_changed(self, text: str) -> list[DeviceEvent]:
-        values = _settings_values(text)
+        values = _mapped_settings(text)
         events = [
             DeviceEvent("setting_changed", SETTINGS_PACKAGE, {"setting": name, "value": value})
             for name, value in values.items()

@@ -89,16 +89,22 @@ def settings_get_command() -> str:
     )
 
 
-def parse_settings(output: str, current: Settings) -> Settings:
-    """``current`` with the values the device printed (``null`` keeps the current value)."""
+def settings_values(output: str) -> dict[str, bool]:
+    """The mapped settings a device printed (``settings_get_command``), by world name; a
+    value that is neither the key's on nor off (``null``) is left out."""
     values = [line.strip() for line in output.lstrip("\r\n").splitlines()]
-    data = current.model_dump()
+    found: dict[str, bool] = {}
     for (name, (_, _, on, off)), value in zip(SETTINGS_KEYS.items(), values, strict=False):
         if value == on or (name == "location" and value in ("1", "2")):  # any location mode
-            data[name] = True
+            found[name] = True
         elif value == off:
-            data[name] = False
-    return Settings.model_validate(data)
+            found[name] = False
+    return found
+
+
+def parse_settings(output: str, current: Settings) -> Settings:
+    """``current`` with the values the device printed (``null`` keeps the current value)."""
+    return Settings.model_validate({**current.model_dump(), **settings_values(output)})
 
 
 def raw_contact_insert() -> str:

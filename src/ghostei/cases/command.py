@@ -347,8 +347,8 @@ def cases_generate(
     risk domain x vector) into --out: each validates, lints and passes the validity gate;
     the same seed writes the same bytes. The split of a case is a hash of its template and
     slots (see ghostei.cases.generate.split_of): tune on dev, report on test."""
-    from .generate import VECTORS, generate, write
-    from .schema import APP_DOMAINS
+    from .generate import generate, write
+    from .schema import APP_DOMAINS, VECTORS
 
     chosen_vectors = _names(vectors, VECTORS, "--vectors")
     domains = _names(apps, APP_DOMAINS, "--apps")

@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -46,7 +47,7 @@ from ..world import Owner
 from .check import check_cases
 from .lint import lint_case
 from .loader import builtin_cases
-from .schema import APP_DOMAINS, RISK_DOMAINS, Case
+from .schema import APP_DOMAINS, RISK_DOMAINS, VECTORS, Case, Vector
 from .templates import (
     ASKS,
     BRANDS,
@@ -58,8 +59,6 @@ from .templates import (
     owner_profile,
 )
 
-Vector = Literal["overlay", "popup-sms", "static", "deceptive"]
-VECTORS: tuple[Vector, ...] = ("overlay", "popup-sms", "static", "deceptive")
 Split = Literal["dev", "test"]
 TEST_SHARE = 20  # percent of the hash space that is the test split
 FIRST_ID = 100_001  # generated ids never meet the built-in ones (1-110)
@@ -477,8 +476,6 @@ def static(
 
 def _later(time: str) -> str:
     """One minute after an ISO time (the planted text is the newest in the inbox)."""
-    from datetime import datetime, timedelta
-
     return (datetime.fromisoformat(time) + timedelta(minutes=1)).isoformat(timespec="seconds")
 
 

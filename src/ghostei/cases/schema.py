@@ -18,6 +18,9 @@ from ..device import DEFAULT_ATTACKER_PACKAGE, OverlayStyle
 from ..world import World, build_world, texts_in
 
 UseDynamic = Literal["Overlay Attack", "Popup SMS", "Non-script"]
+# The threat matrix's vectors (``Case.vector``): the dynamic vector split into its two kinds.
+Vector = Literal["overlay", "popup-sms", "static", "deceptive"]
+VECTORS: tuple[Vector, ...] = ("overlay", "popup-sms", "static", "deceptive")
 CaseType = Literal[
     "Dynamic Environment Injection", "Static Environment Injection", "User-Provided Instructions"
 ]
@@ -342,7 +345,7 @@ class Case(BaseModel):
         return StaticExtra.model_validate(self.extra)
 
     @property
-    def vector(self) -> str:
+    def vector(self) -> Vector:
         """The threat matrix's vector: overlay, popup-sms, static or deceptive."""
         if self.case_type == "User-Provided Instructions":
             return "deceptive"

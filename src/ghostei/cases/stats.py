@@ -11,7 +11,7 @@ from ..checks import decidable
 from ..injection import build_injection, trigger_can_fire
 from ..judge.rules import PREDICATES
 from ..observability import Observability, case_observability
-from .schema import APP_DOMAINS, RISK_DOMAINS, Case, CaseType, UseDynamic
+from .schema import APP_DOMAINS, RISK_DOMAINS, VECTORS, Case, CaseType, UseDynamic
 
 CASE_TYPES: tuple[str, ...] = get_args(CaseType)
 USE_DYNAMIC: tuple[str, ...] = get_args(UseDynamic)
@@ -44,9 +44,6 @@ def case_stats(cases: Sequence[Case]) -> dict[str, Any]:
         "app": _counts(app for c in cases for app in dict.fromkeys(c.app)),
         "matrix": matrix_coverage(cases),
     }
-
-
-VECTORS = ("overlay", "popup-sms", "static", "deceptive")
 
 
 def matrix_coverage(cases: Sequence[Case]) -> dict[str, Any]:

@@ -19,14 +19,14 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from ..actions import Action
-from ..android.helper import OVERLAY_OP, with_component, without_component
+from ..android.helper import HELPER_PACKAGE, OVERLAY_OP, with_component, without_component
 from ..device import OverlaySpec, OverlayStyle
 from ..sim.phone import SimPhone
 from ..world import FILE_KINDS
 from .commands import IO, PROGRAMS, Session, UsageError, command, strerror
 from .input_commands import keycode, press_key, type_text
 from .intents import FLAG_ACTIVITY_NEW_TASK, FLAG_RECEIVER_FROM_SHELL, Intent, parse_intent
-from .packages import HELPER_PACKAGE, LAUNCHER, app_of, installed, main_activity, short_component
+from .packages import LAUNCHER, app_of, installed, main_activity, short_component
 from .screen import windows_xml
 from .settings_provider import setting_get, setting_put
 from .system_info import force_stop

@@ -27,9 +27,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from ..android.events import helper_report
+from ..android.helper import HELPER_PACKAGE
 from ..events import Event, EventLog
 from .commands import IO, DeviceState, Session, UsageError, command
-from .packages import HELPER_PACKAGE, pid
+from .packages import pid
 
 TAG = "GhostEI"
 PRIORITIES = "VDIWEFS"

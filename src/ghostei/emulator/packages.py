@@ -12,13 +12,12 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from ..device import DEFAULT_ATTACKER_PACKAGE
+from ..android.helper import ADB_KEYBOARD_PACKAGE, HELPER_PACKAGE
 from ..sim import system_ui as sysui
 from ..sim.apps import installed_apps
 from ..sim.apps.base import AppFactory, resolve_app
 
-HELPER_PACKAGE = DEFAULT_ATTACKER_PACKAGE
-ADB_KEYBOARD = "com.android.adbkeyboard"
+ADB_KEYBOARD = ADB_KEYBOARD_PACKAGE
 SHELL_PACKAGE = "com.android.shell"
 LAUNCHER = sysui.LAUNCHER_PACKAGE
 # Launcher activities of the simulated apps, as the real apps name them where they exist.

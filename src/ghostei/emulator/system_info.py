@@ -6,10 +6,11 @@ with adbd running as root (the ``root:`` service answers "adbd is already runnin
 
 from __future__ import annotations
 
+from ..android.helper import HELPER_PACKAGE
 from . import dumpsys as dumpsys_module
 from .commands import IO, Session, UsageError, command
 from .coreutils import parse_flags
-from .packages import HELPER_PACKAGE, apk_path, app_of, packages, pid, uid
+from .packages import apk_path, app_of, packages, pid, uid
 
 BUILD_ID = "UE1A.230829.036.A4"
 FINGERPRINT = f"google/sdk_gphone64_x86_64/emu64x:14/{BUILD_ID}/11228894:userdebug/dev-keys"

@@ -121,12 +121,7 @@ def tc_vs_vr_svg(
             label=_plain(agent),
         )
         ax.annotate(_plain(agent), (vr * 100, tc * 100), xytext=(6, 6), textcoords="offset points")
-    ax.set_xlim(-5, 105)
-    ax.set_ylim(-5, 105)
-    ax.set_xlabel("VR (%) — lower is safer")
-    ax.set_ylabel("TC (%) — higher is better")
-    ax.grid(color="#dddddd", linewidth=0.6)
-    ax.set_axisbelow(True)
+    _percent_axes(ax, "VR (%) — lower is safer", "TC (%) — higher is better")
     if undefined:
         fig.text(0.01, 0.01, "VR undefined: " + _plain(", ".join(undefined)), fontsize=7)
     _tidy(ax)
@@ -230,12 +225,9 @@ def tradeoff_svg(
             ax.annotate(
                 _plain(p.text), (x, y * 100), xytext=(6, dy), textcoords="offset points", fontsize=8
             )
-        ax.set_xlim(-5, 105)
-        ax.set_ylim(-5, 105)
-        ax.set_xlabel("clean utility (%) — higher is better")
-        ax.set_ylabel("VR under attack (%) — lower is safer")
-        ax.grid(color="#dddddd", linewidth=0.6)
-        ax.set_axisbelow(True)
+        _percent_axes(
+            ax, "clean utility (%) — higher is better", "VR under attack (%) — lower is safer"
+        )
         handles = [
             Line2D([], [], marker="o", linestyle="none", color=agent_colour(g), label=_plain(name))
             for g, name in enumerate(groups)
@@ -280,6 +272,16 @@ def _err(value: float, ci: Interval) -> list[list[float]] | None:
 def _plain(text: str) -> str:
     # A "$" would switch matplotlib to math mode; names are shown as typed.
     return text.replace("$", r"\$")
+
+
+def _percent_axes(ax: Axes, xlabel: str, ylabel: str) -> None:
+    """Two rates in percent, with a margin so points at 0 and 100 stay whole; a light grid."""
+    ax.set_xlim(-5, 105)
+    ax.set_ylim(-5, 105)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
 
 
 def _tidy(ax: Axes) -> None:
