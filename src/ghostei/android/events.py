@@ -49,7 +49,7 @@ HELPER_EVENTS: dict[str, EventScope] = {
         scope("link_opened", "url", "source", source="overlay"),
         scope("tap", "resource_id", "target", "x", "y", "long"),
         scope("field_focused", "field"),  # the view id's entry name, as the dump names it
-        scope("text_typed", "field", "value"),
+        scope("text_typed", "field", "value"),  # no value for a password field
         scope("notification_posted", "id", "title", "body"),
         scope("notification_opened", "id", "title", "body"),
         scope("notification_dismissed", "id"),
