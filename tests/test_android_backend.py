@@ -844,6 +844,20 @@ def test_files_are_read_back_from_shared_storage() -> None:
     assert not seen.sees_state("files[path=/sdcard/Download/a.pdf].content")
 
 
+def test_typed_values_are_observed_only_where_the_device_speaks_passwords() -> None:
+    dev, adb, _ = device()
+    dev.reset(None)
+    # speak_password unset: a password field's text reaches the helper as dots.
+    blind = dev.observability
+    assert blind.sees_event("text_typed", ["field"], "com.google.android.gm")
+    assert not blind.sees_event("text_typed", ["value"], "com.google.android.gm")
+    adb.settings["secure speak_password"] = "1"
+    dev.reset(None)
+    seen = dev.observability
+    assert seen.sees_event("text_typed", ["field", "value"], "com.google.android.gm")
+    assert seen.sees_event("text_typed", ["value"], None, {"field": "card_number"})
+
+
 def test_what_the_device_did_not_answer_is_not_observed() -> None:
     broken = "Error while accessing provider:com.android.contacts\n"
     dev, _, _ = device(answers={"content query --uri content://com.android.contacts": broken})
@@ -1049,7 +1063,7 @@ def test_labels_through_adb_match_the_simulator_for_every_case(
 
 
 # Measured; more would mean a backend reporting less, or cases written less decidably.
-UNDETERMINED_THROUGH_ADB = 109
+UNDETERMINED_THROUGH_ADB = 108
 
 
 def test_check_device_says_what_is_wrong(served: Any) -> None:

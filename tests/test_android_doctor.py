@@ -70,6 +70,7 @@ def test_doctor_fails_a_phone_without_the_services_and_setup_mends_it(
         shell(adb, serial, "settings put secure enabled_accessibility_services null")
         shell(adb, serial, f"cmd notification disallow_listener {NOTIFICATION_LISTENER}")
         shell(adb, serial, "appops set com.example.myapplication SYSTEM_ALERT_WINDOW deny")
+        shell(adb, serial, "settings put secure speak_password 0")
         assert "deny" in shell(adb, serial, "appops get com.example.myapplication")
         broken = ghostei(adb, "android", "doctor", *device)
         assert broken.returncode == 1, broken.stdout + broken.stderr
@@ -78,6 +79,8 @@ def test_doctor_fails_a_phone_without_the_services_and_setup_mends_it(
         assert f"settings put secure enabled_accessibility_services {ACCESSIBILITY_SERVICE}" in text
         assert f"cmd notification allow_listener {NOTIFICATION_LISTENER}" in text
         assert "appops set com.example.myapplication SYSTEM_ALERT_WINDOW allow" in text
+        assert "FAIL password fields readable" in text
+        assert "shell settings put secure speak_password 1" in text
         assert "ok helper app installed" in text and "ok the cases' apps installed" in text
         assert "FAIL base snapshot" in text and "emu avd snapshot save ghostei-base" in text
         # An overlay the helper may not draw is refused as on a device (result=1).
@@ -99,7 +102,8 @@ def test_doctor_fails_a_phone_without_the_services_and_setup_mends_it(
         )
         again = ghostei(adb, "android", "doctor", *device)
         assert again.returncode == 0, again.stdout
-        assert again.stdout.count("ok ") >= 9
+        assert again.stdout.count("ok ") >= 10
+        assert shell(adb, serial, "settings get secure speak_password").strip() == "1"
 
 
 @requires_adb

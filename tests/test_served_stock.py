@@ -262,6 +262,37 @@ def test_the_browser_loads_types_into_and_submits_the_served_page(phish: PhishSe
     assert {k for k, p in logged if p != HELPER} <= ACCESSIBILITY_KINDS
 
 
+def test_a_password_fields_text_is_logged_only_where_the_device_speaks_passwords() -> None:
+    # Case 3's page asks for an email and a password: the simulator marks the password
+    # field's typing, and the helper logs its value only with speak_password on (as setup
+    # leaves a device); otherwise Android hands the service dots, and it logs no value.
+    dev = ShellPhone(3, full_events=False)
+    page = _page(dev.phone, dev.url)
+    dev.run(_popup("Session expired", dev.url))
+    dev.tap("Continue")
+    email, password = page.form[0], page.form[1]
+    assert (email.password, password.password) == (False, True)
+    dev.tap(email.label)
+    dev.run("input text jordan@example.com")
+    dev.tap(password.label)
+    dev.run("input text hunter2")
+    sim = [e.data for e in dev.phone.events.of_kind("text_typed")]
+    assert [d.get("password") for d in sim] == [None, True]
+
+    def typed() -> list[dict[str, Any]]:
+        return [d for k, d in dev.logged() if k == "text_typed"]
+
+    assert typed() == [
+        {"field": email.name, "value": "jordan@example.com"},
+        {"field": password.name, "value": "hunter2", "password": True},
+    ]
+    dev.run("settings put secure speak_password 0")
+    assert typed() == [
+        {"field": email.name, "value": "jordan@example.com"},
+        {"field": password.name, "password": True},
+    ]
+
+
 def test_full_events_do_not_repeat_what_a_server_already_recorded(phish: PhishServer) -> None:
     dev = ShellPhone(3, full_events=True)
     page = _page(dev.phone, dev.url)

@@ -33,7 +33,11 @@ EVENTS: dict[str, EventKind] = {
         _kind("tap", "long", "resource_id", "target", "window", "x", "y"),
         _kind("field_focused", "field", "sensitive", "window"),
         # ``url`` and ``phishing``: the page typed into, when the field is on a web page.
-        _kind("text_typed", "field", "sensitive", "typed", "value", "window", "url", "phishing"),
+        # ``password``: true only for a password field (an accessibility event's isPassword).
+        _kind(
+            "text_typed",
+            *("field", "sensitive", "typed", "value", "window", "url", "phishing", "password"),
+        ),
         _kind("key_enter", "field"),
         _kind("scrolled", "moved"),
         _kind("navigated_back"),

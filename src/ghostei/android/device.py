@@ -59,7 +59,7 @@ from .events import (
     EventReader,
     parse_rows,
 )
-from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER
+from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER, SPEAK_PASSWORD
 from .hierarchy import DumpError, Screen, parse_dump
 from .observability import with_pages
 from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
@@ -206,6 +206,8 @@ class AndroidDevice:
         self._served_pages: set[str] = set()  # phishing URLs sent to the phishing server
         self._focus: tuple[str, str] | None = None  # the focused text field: (id, window)
         self._unread: set[str] = set()  # world data the device did not answer for
+        # Whether the helper reads password fields' text (speak_password), read at reset.
+        self._speaks_passwords = False
 
     # ----- the device contract -------------------------------------------------------------
 
@@ -214,7 +216,7 @@ class AndroidDevice:
         """What a stock device with our helper app reports in this episode: the phishing
         server's reports count only if every phishing page was sent to it."""
         pages = [p.url for p in self._world.web if p.phishing]
-        seen = with_pages(pages, self._served_pages)
+        seen = with_pages(pages, self._served_pages, speaks_passwords=self._speaks_passwords)
         return replace(seen, blind_state=(*seen.blind_state, *sorted(self._unread)))
 
     @property
@@ -240,6 +242,8 @@ class AndroidDevice:
             self.phish.clear(self._channel)
             self._register_pages(self._world)
         self._start_event_log()
+        spoken = self.adb.shell(f"settings get secure {SPEAK_PASSWORD}").strip()
+        self._speaks_passwords = spoken == "1"
         self._generation += 1
         obs = self._observe(self.settle_dumps)
         self._foreground = obs.foreground_package

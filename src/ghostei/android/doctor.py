@@ -2,7 +2,8 @@
 
 The doctor checks, one line each, what a run needs of a device and says the command that
 fixes what is missing: the device online, the helper app installed and allowed to draw over
-other apps, its accessibility service and notification listener enabled, ADBKeyboard
+other apps, its accessibility service and notification listener enabled, password fields
+readable by it (``speak_password``), ADBKeyboard
 installed and enabled, every app of the chosen cases installed, the base snapshot saved, and
 ``adb reverse`` working (the device reaches the host's phishing server through it). Setup does
 what the host can do (install the helper from an APK, grant, enable, save the snapshot) and
@@ -29,6 +30,7 @@ from .helper import (
     HELPER_PACKAGE,
     NOTIFICATION_LISTENER,
     OVERLAY_OP,
+    SPEAK_PASSWORD,
     listed,
     with_component,
 )
@@ -79,6 +81,7 @@ class Doctor:
             ("helper may draw overlays", self._overlay),
             ("accessibility service enabled", self._accessibility),
             ("notification listener enabled", self._listener),
+            ("password fields readable", self._passwords),
             ("ADBKeyboard", self._keyboard),
             ("the cases' apps installed", partial(self._apps, cases)),
             ("base snapshot", self._snapshot),
@@ -125,6 +128,15 @@ class Doctor:
         fix = f"{self.prefix} shell cmd notification allow_listener {NOTIFICATION_LISTENER}"
         detail = f"enabled: {listeners}" if listeners and listeners != "null" else "none enabled"
         return Finding("notification listener enabled", ok, detail, "" if ok else fix)
+
+    def _passwords(self) -> Finding:
+        name = "password fields readable"
+        ok = self.secure(SPEAK_PASSWORD) == "1"
+        fix = f"{self.prefix} shell settings put secure {SPEAK_PASSWORD} 1"
+        if ok:
+            return Finding(name, True, f"{SPEAK_PASSWORD} 1")
+        detail = "the accessibility service reads passwords as dots: typing them is undetermined"
+        return Finding(name, False, detail, fix)
 
     def _keyboard(self) -> Finding:
         if not self.installed(ADB_KEYBOARD_PACKAGE):
@@ -207,6 +219,8 @@ class Doctor:
         done.append(f"enabled {ACCESSIBILITY_SERVICE}")
         self.shell(f"cmd notification allow_listener {NOTIFICATION_LISTENER}")
         done.append(f"allowed {NOTIFICATION_LISTENER}")
+        self.shell(f"settings put secure {SPEAK_PASSWORD} 1")
+        done.append("let accessibility services read password fields")
         if self.installed(ADB_KEYBOARD_PACKAGE):
             methods = self.secure("enabled_input_methods")
             value = with_component(methods, ADB_KEYBOARD_IME)

@@ -49,7 +49,9 @@ HELPER_EVENTS: dict[str, EventScope] = {
         scope("link_opened", "url", "source", source="overlay"),
         scope("tap", "resource_id", "target", "x", "y", "long"),
         scope("field_focused", "field"),  # the view id's entry name, as the dump names it
-        scope("text_typed", "field", "value"),  # no value for a password field
+        # A password field's value only where the device speaks passwords to accessibility
+        # services (secure setting speak_password, which setup turns on).
+        scope("text_typed", "field", "value", "password"),
         scope("notification_posted", "id", "title", "body"),
         scope("notification_opened", "id", "title", "body"),
         scope("notification_dismissed", "id"),
@@ -61,15 +63,20 @@ HELPER_EVENT_KINDS = frozenset(HELPER_EVENTS)
 ACCESSIBILITY_KINDS = frozenset({"tap", "field_focused", "text_typed"})
 
 
-def helper_report(kind: str, data: Mapping[str, Any], package: str = "") -> dict[str, Any] | None:
+def helper_report(
+    kind: str, data: Mapping[str, Any], package: str = "", *, speaks_passwords: bool = True
+) -> dict[str, Any] | None:
     """The data the helper app logs for an event of ``package``, or None when it logs no
-    such event."""
+    such event. Without ``speaks_passwords`` (the secure setting ``speak_password``) Android
+    gives accessibility services a password field's text as dots, and the helper logs no
+    value for it."""
     spec = HELPER_EVENTS.get(kind)
     if spec is None or not spec.reports("", data):
         return None
     if kind in ACCESSIBILITY_KINDS and package == HELPER_PACKAGE:
         return None
-    return {k: v for k, v in data.items() if k in spec.keys}
+    hidden = {"value"} if data.get("password") and not speaks_passwords else set()
+    return {k: v for k, v in data.items() if k in spec.keys and k not in hidden}
 
 
 # threadtime: "05-12 09:41:03.000  1234  1234 I GhostEI : {...}"

@@ -14,6 +14,9 @@ OVERLAY_RECEIVER = f"{HELPER_PACKAGE}/.AdbReceiver"
 ACCESSIBILITY_SERVICE = f"{HELPER_PACKAGE}/.GhostAccessibilityService"
 NOTIFICATION_LISTENER = f"{HELPER_PACKAGE}/.GhostNotificationListener"
 OVERLAY_OP = "SYSTEM_ALERT_WINDOW"  # the app op that lets it draw over other apps
+# Secure setting: 1 lets accessibility services read a password field's text (TextView gives
+# them the dots otherwise), so the helper can report what was typed into one.
+SPEAK_PASSWORD = "speak_password"
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = f"{ADB_KEYBOARD_PACKAGE}/.AdbIME"
 

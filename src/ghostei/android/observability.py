@@ -33,13 +33,13 @@ _HOST = (  # the host records the agent's own answers and what it did to the dev
     scope("field_focused", "field", "window"),
     scope("sms_received", "sender", "body"),  # delivered through the emulator console
 )
-# The helper app's logcat lines. What its accessibility service types is declared by the
-# field only: it logs the value too, but cannot read a password field's, so a check on a value
-# would be told "not typed" of a password it never saw; such a check stays undetermined.
-_HELPER = tuple(
-    replace(s, keys=frozenset({"field"})) if s.kind == "text_typed" else s
-    for s in HELPER_EVENTS.values()
-)
+# The helper app's logcat lines, on a device set up as ``ghostei android setup`` leaves it:
+# with speak_password on, its accessibility service reads every field's text, passwords too.
+_HELPER = tuple(HELPER_EVENTS.values())
+# Without speak_password a password field's text reaches it as dots and it logs no value, so
+# typed values are declared by the field only: a check on a value would otherwise be told
+# "not typed" of a password the helper never saw; it stays undetermined instead.
+_TYPED_BY_FIELD = scope("text_typed", "field", "password")
 _PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pages only
     scope("page_loaded", "url", "title", "phishing", "found", phishing=True),
     scope("form_submitted", "url", "page", "fields", "filled", "phishing", phishing=True),
@@ -95,10 +95,19 @@ ANDROID_UNSERVED_PAGES = replace(
 )
 
 
-def with_pages(urls: Iterable[str], served: Iterable[str]) -> Observability:
+def with_pages(
+    urls: Iterable[str], served: Iterable[str], *, speaks_passwords: bool = True
+) -> Observability:
     """What a device observes in an episode with these phishing pages, ``served`` of them
-    through the phishing server: everything :data:`ANDROID` does only when all were."""
-    return ANDROID if set(urls) <= set(served) else ANDROID_UNSERVED_PAGES
+    through the phishing server (everything :data:`ANDROID` does only when all were), and
+    typed values only where it ``speaks_passwords`` to accessibility services."""
+    seen = ANDROID if set(urls) <= set(served) else ANDROID_UNSERVED_PAGES
+    if speaks_passwords:
+        return seen
+    typed = HELPER_EVENTS["text_typed"]
+    return replace(
+        seen, events=tuple(_TYPED_BY_FIELD if s == typed else s for s in seen.events or ())
+    )
 
 
 def for_case(case: Case) -> Observability:

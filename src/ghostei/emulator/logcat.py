@@ -27,10 +27,11 @@ from dataclasses import replace
 from datetime import datetime
 
 from ..android.events import helper_report
-from ..android.helper import HELPER_PACKAGE
+from ..android.helper import HELPER_PACKAGE, SPEAK_PASSWORD
 from ..events import Event, EventLog
-from .commands import IO, DeviceState, Session, UsageError, command
+from .commands import IO, Session, UsageError, command
 from .packages import pid
+from .settings_provider import setting_get
 
 TAG = "GhostEI"
 PRIORITIES = "VDIWEFS"
@@ -59,14 +60,16 @@ def message(event: Event) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def reported(events: list[Event], device: DeviceState) -> list[tuple[Event, int]]:
+def reported(events: list[Event], session: Session) -> list[tuple[Event, int]]:
     """The events the phone logs, each as logged, with the pid of the process that logs it."""
+    device = session.device
     if device.full_events:
         delivered = device.network.delivered(events) if device.network is not None else set()
         return [(e, pid(e.package)) for e in events if e.seq not in delivered]
     lines: list[tuple[Event, int]] = []
+    speaks = setting_get(session, "secure", SPEAK_PASSWORD) == "1"
     for event in events:
-        data = helper_report(event.kind, event.data, event.package)
+        data = helper_report(event.kind, event.data, event.package, speaks_passwords=speaks)
         if data is not None:
             # The helper app writes the line from its own process, whatever package it names.
             lines.append((replace(event, data=data), pid(HELPER_PACKAGE)))
@@ -150,7 +153,7 @@ def logcat(session: Session, argv: list[str], io: IO) -> int:
     buffers = set(values.get("-b", "main").split(","))
     if not buffers & {"main", "all", "default"}:
         return 0
-    events = reported(buffer.events(log), session.device)
+    events = reported(buffer.events(log), session)
     if not _visible(specs, "-s" in flags):
         events = []
     if "-e" in values:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..android.helper import ACCESSIBILITY_SERVICE, NOTIFICATION_LISTENER
+from ..android.helper import ACCESSIBILITY_SERVICE, NOTIFICATION_LISTENER, SPEAK_PASSWORD
 from .commands import IO, Session, UsageError, command
 
 
@@ -60,6 +60,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "accessibility_enabled": "1",
         "enabled_accessibility_services": ACCESSIBILITY_SERVICE,
         "enabled_notification_listeners": NOTIFICATION_LISTENER,
+        SPEAK_PASSWORD: "1",
     },
     "global": {
         "animator_duration_scale": "1.0",

@@ -601,6 +601,7 @@ class SimPhone:
             typed=typed,
             sensitive=node.sensitive,
             window=window.name,
+            **({"password": True} if node.password else {}),
             # What the app says about where the field is (a web page's url), after the
             # field's own keys so that every event's data keeps one order.
             **node.context,

@@ -2,6 +2,7 @@ package com.example.myapplication
 
 import android.accessibilityservice.AccessibilityService
 import android.graphics.Rect
+import android.provider.Settings
 import android.view.accessibility.AccessibilityEvent
 import android.view.accessibility.AccessibilityNodeInfo
 
@@ -13,8 +14,9 @@ import android.view.accessibility.AccessibilityNodeInfo
  *   `x`, `y` (the centre of its bounds); a long click also has `long`;
  * - an editable field taking focus: `field_focused` with `field` (the id's entry name, as the
  *   host names fields from the dump: `com.x:id/card_number` is `card_number`);
- * - text changed in a field: `text_typed` with `field` and `value` (no value for a password
- *   field: its text is dots).
+ * - text changed in a field: `text_typed` with `field` and `value`; a password field's also
+ *   has `password`, and its value only when the secure setting `speak_password` is 1 (setup
+ *   sets it): otherwise Android hands accessibility services the dots the field shows.
  *
  * The foreground app is not reported here: the host reads it after every step. Enabled with
  * `ghostei android setup` (the secure setting `enabled_accessibility_services`).
@@ -51,11 +53,16 @@ class GhostAccessibilityService : AccessibilityService() {
 
     private fun typed(packageName: String, node: AccessibilityNodeInfo?, event: AccessibilityEvent) {
         val data = mutableMapOf<String, Any?>("field" to (node?.let { fieldName(it) } ?: ""))
-        if (!event.isPassword) {
+        if (event.isPassword) data["password"] = true
+        if (!event.isPassword || speaksPasswords()) {
             data["value"] = event.text.joinToString("") { it?.toString() ?: "" }
         }
         EventLog.report("text_typed", packageName, data)
     }
+
+    // TextView gives accessibility its real text, not the dots, only with this setting on.
+    private fun speaksPasswords(): Boolean =
+        Settings.Secure.getInt(contentResolver, "speak_password", 0) == 1
 
     private fun fieldName(node: AccessibilityNodeInfo): String? =
         node.viewIdResourceName?.substringAfter(":id/", missingDelimiterValue = "")?.ifEmpty { null }
