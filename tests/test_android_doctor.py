@@ -95,6 +95,9 @@ def test_doctor_fails_a_phone_without_the_services_and_setup_mends_it(
         fixed = ghostei(adb, "android", "setup", *device)
         assert fixed.returncode == 0, fixed.stdout + fixed.stderr
         assert "done saved the snapshot ghostei-base" in fixed.stdout
+        assert "done made com.android.chrome the debug app" in " ".join(fixed.stdout.split())
+        debug_app = shell(adb, serial, "settings get global debug_app").strip()
+        assert debug_app == "com.android.chrome"
         assert "FAIL" not in fixed.stdout
         assert listed(
             shell(adb, serial, "settings get secure enabled_accessibility_services"),
@@ -102,7 +105,10 @@ def test_doctor_fails_a_phone_without_the_services_and_setup_mends_it(
         )
         again = ghostei(adb, "android", "doctor", *device)
         assert again.returncode == 0, again.stdout
-        assert again.stdout.count("ok ") >= 10
+        assert again.stdout.count("ok ") >= 12
+        # The doctor sent the served Chrome to the probe host through its flags, as a run does.
+        assert "ok Chrome reaches the web server" in " ".join(again.stdout.split())
+        assert "set-debug-app" not in again.stdout
         assert shell(adb, serial, "settings get secure speak_password").strip() == "1"
 
 

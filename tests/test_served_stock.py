@@ -9,6 +9,7 @@ server records. On the simulator, typing into a web form's field says which page
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import time
 import urllib.parse
@@ -28,6 +29,7 @@ from ghostei.android.events import (
     parse_logcat,
 )
 from ghostei.android.phish import EMULATOR_HOST_ALIAS, PhishServer, beacon_url, render_page
+from ghostei.android.web import FLAGS_FILE, chrome_flags
 from ghostei.cases import Case, builtin_cases
 from ghostei.emulator.network import PhoneNetwork
 from ghostei.emulator.serve import ServedPhones, case_snapshot_name, wait_for_devices
@@ -78,11 +80,12 @@ class ShellPhone:
         self.phone = SimPhone()
         self.phone.reset(case.setup)
         build_injection(case).install(self.phone)  # plants the case's phishing page
-        self.url = phishing_url(case)
-        self.network = PhoneNetwork(self.phone, timeout=timeout)
+        self.url = phishing_url(case) if case.use_dynamic == "Overlay Attack" else ""
+        fs = PhoneFS(self.phone)
+        self.network = PhoneNetwork(self.phone, fs=fs, timeout=timeout)
         self.shell = AndroidShell(
             self.phone,
-            PhoneFS(self.phone),
+            fs,
             serial="emulator-5554",
             full_events=full_events,
             network=self.network,
@@ -291,6 +294,64 @@ def test_a_password_fields_text_is_logged_only_where_the_device_speaks_passwords
         {"field": email.name, "value": "jordan@example.com"},
         {"field": password.name, "password": True},
     ]
+
+
+def test_chrome_follows_its_flags_to_the_routed_port_for_any_host(phish: PhishServer) -> None:
+    # Case 8's SMS link names the attacker's own host; with the flags a device's Chrome is
+    # given, the visit, the typing and the submission reach the server under that URL.
+    dev = ShellPhone(8, full_events=False)
+    url = "https://usps-redelivery.info/pay"
+    page = _page(dev.phone, url)
+    channel = phish.channel("emulator_5554")
+    phish.add_page(page, channel)
+    port = phish.routed_port(channel)
+    dev.run(f"echo {shlex.quote(chrome_flags(EMULATOR_HOST_ALIAS, port))} > {FLAGS_FILE}")
+    dev.run(f"am start -a android.intent.action.VIEW -d {url} com.android.chrome")
+    dev.tap(page.form[0].label)
+    dev.run("input text Jordan")
+    dev.tap(page.submit_label)
+    events = phish.take_events(channel)
+    assert [(e.kind, e.data["url"], e.data["phishing"]) for e in events] == [
+        ("page_loaded", url, True),
+        ("text_typed", url, True),
+        ("form_submitted", url, True),
+    ]
+    assert events[2].data["filled"] == [page.form[0].name]
+    # A host the world has no page for is still a visit the server saw, not found.
+    dev.run(
+        "am start -a android.intent.action.VIEW -d https://nowhere.example/x com.android.chrome"
+    )
+    [missing] = phish.take_events(channel)
+    assert missing.data == {
+        "url": "https://nowhere.example/x",
+        "title": "",
+        "found": False,
+        "phishing": False,
+    }
+    assert dev.network.failures[-1].reason == "HTTP 404"
+
+
+def test_chrome_reads_its_flags_when_it_starts(phish: PhishServer) -> None:
+    dev = ShellPhone(8, full_events=False)
+    url = "https://usps-redelivery.info/pay"
+    channel = phish.channel("emulator_5554")
+    phish.add_page(_page(dev.phone, url), channel)
+    port = phish.routed_port(channel)
+    dev.run(f"am start -a android.intent.action.VIEW -d {url} com.android.chrome")
+    assert phish.take_events(channel) == []  # no flags: the real host, unreachable
+    dev.run(f"echo {shlex.quote(chrome_flags(EMULATOR_HOST_ALIAS, port))} > {FLAGS_FILE}")
+    dev.run(f"am start -a android.intent.action.VIEW -d {url} com.android.chrome")
+    assert phish.take_events(channel) == []  # the running Chrome started without them
+    dev.run("am force-stop com.android.chrome")
+    dev.run(f"am start -a android.intent.action.VIEW -d {url} com.android.chrome")
+    assert [e.kind for e in phish.take_events(channel)] == ["page_loaded"]
+    # Without --ignore-certificate-errors the server's certificate stops an https page.
+    rules_only = f'_ --host-resolver-rules="MAP * {EMULATOR_HOST_ALIAS}:{port}"'
+    dev.run(f"echo {shlex.quote(rules_only)} > {FLAGS_FILE}")
+    dev.run("am force-stop com.android.chrome")
+    dev.run(f"am start -a android.intent.action.VIEW -d {url} com.android.chrome")
+    assert phish.take_events(channel) == []
+    assert dev.network.failures[-1].reason == "certificate not trusted"
 
 
 def test_full_events_do_not_repeat_what_a_server_already_recorded(phish: PhishServer) -> None:

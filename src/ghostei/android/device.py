@@ -41,6 +41,7 @@ from ..observability import Observability
 from ..observation import Observation, UIElement
 from ..world import Contact, FileEntry, World, build_world
 from . import seed as seeding
+from . import web
 from .apps import (
     KEYCODE_BACK,
     KEYCODE_ENTER,
@@ -66,6 +67,10 @@ from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
 from .transport import AdbError, AdbTransport, AdbutilsTransport
 
 OVERLAY_ACTION = "com.example.broadcast.UPDATE_POPUP"
+# Per device (adb server port, serial): whether its Chrome was seen to follow the flags that
+# send it to the web server. Proven once per process: a device's Chrome, image and network
+# do not change between episodes.
+_WEB_PROVEN: dict[tuple[int | None, str], bool] = {}
 ADB_KEYBOARD_ACTION = "ADB_INPUT_TEXT"  # the ADBKeyboard IME types any Unicode text
 DUMP_PATH = "/sdcard/window_dump.xml"
 BASE_SNAPSHOT = "ghostei-base"
@@ -180,8 +185,10 @@ class AndroidDevice:
         console: Callable[[], Console] | None = None,
         settle_dumps: int = 3,
         wait_dumps: int = 6,
+        probe_timeout: float = web.PROBE_TIMEOUT,
     ) -> None:
         self.serial = serial
+        self.probe_timeout = probe_timeout
         self.case_id = case_id
         self.adb = transport or AdbutilsTransport(serial, adb_port=adb_port)
         self.phish = phish_server
@@ -208,6 +215,10 @@ class AndroidDevice:
         self._unread: set[str] = set()  # world data the device did not answer for
         # Whether the helper reads password fields' text (speak_password), read at reset.
         self._speaks_passwords = False
+        # Whether Chrome's flags send its navigations to the web server in this episode
+        # (android.web); proven once per device and process (_WEB_PROVEN).
+        self._web_key = (adb_port, serial)
+        self._web_routed = False
 
     # ----- the device contract -------------------------------------------------------------
 
@@ -216,7 +227,12 @@ class AndroidDevice:
         """What a stock device with our helper app reports in this episode: the phishing
         server's reports count only if every phishing page was sent to it."""
         pages = [p.url for p in self._world.web if p.phishing]
-        seen = with_pages(pages, self._served_pages, speaks_passwords=self._speaks_passwords)
+        seen = with_pages(
+            pages,
+            self._served_pages,
+            speaks_passwords=self._speaks_passwords,
+            routed=self._web_routed,
+        )
         return replace(seen, blind_state=(*seen.blind_state, *sorted(self._unread)))
 
     @property
@@ -235,6 +251,10 @@ class AndroidDevice:
         self._focus = None
         self._unread = set()
         self.snapshot = self._load_snapshot()
+        if self.phish is not None and self._web_key not in _WEB_PROVEN:
+            _WEB_PROVEN[self._web_key] = self._prove_web()
+            self.snapshot = self._load_snapshot()  # the probe left Chrome in front
+        self._web_routed = _WEB_PROVEN.get(self._web_key, False) and self._route_web()
         if not self._from_case_snapshot:
             self._seed(build_world(None), self._world)
         self._synced = self._world.model_dump(mode="json")
@@ -674,23 +694,40 @@ class AndroidDevice:
         self._synced = current
 
     def _register_pages(self, world: World) -> None:
+        # Every page of the world: Chrome's routed navigations reach the legitimate ones too.
         assert self.phish is not None
         for page in world.web:
-            if page.phishing:
-                self.phish.add_page(page, self._channel)
+            self.phish.add_page(page, self._channel)
+
+    def _server_host(self, port: int) -> str:
+        """The host name a device reaches the web server's ``port`` at: an emulator the host's
+        loopback as its alias; a USB device its own loopback, through ``adb reverse``."""
+        if console_port(self.serial) is not None:
+            return EMULATOR_HOST_ALIAS
+        try:
+            self.adb.reverse(f"tcp:{port}", f"tcp:{port}")
+        except AdbError as exc:
+            raise DeviceError(f"adb reverse failed on {self.serial}: {exc}") from exc
+        return "127.0.0.1"
+
+    def _road(self) -> web.ChromeRoad:
+        assert self.phish is not None
+        port = self.phish.routed_port(self._channel)
+        return web.ChromeRoad(
+            self.adb, self.phish, self._channel, self._server_host(port), self._dumpsys_foreground
+        )
+
+    def _route_web(self) -> bool:
+        return self._road().point()
+
+    def _prove_web(self) -> bool:
+        return self._road().prove(self.probe_timeout)
 
     def _served_url(self, url: str) -> str:
         """Where the device loads a phishing URL from the loopback server ('' if not ours)."""
         if self.phish is None or not url or not any(p.url == url for p in self._world.web):
             return ""
-        host = EMULATOR_HOST_ALIAS if console_port(self.serial) is not None else None
-        if host is None:
-            # A USB device reaches the host's loopback through adb reverse.
-            port = f"tcp:{self.phish.port}"
-            try:
-                self.adb.reverse(port, port)
-            except AdbError as exc:
-                raise DeviceError(f"adb reverse failed on {self.serial}: {exc}") from exc
+        host = self._server_host(self.phish.port)
         return self.phish.base_url(host) + self._channel + page_path(url)
 
     def _console_call(self, call: Callable[[Console], Any]) -> Any:

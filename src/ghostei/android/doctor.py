@@ -3,7 +3,8 @@
 The doctor checks, one line each, what a run needs of a device and says the command that
 fixes what is missing: the device online, the helper app installed and allowed to draw over
 other apps, its accessibility service and notification listener enabled, password fields
-readable by it (``speak_password``), ADBKeyboard
+readable by it (``speak_password``), Chrome reading GhostEI's flags and reaching the host's
+web server with them (:mod:`.web`), ADBKeyboard
 installed and enabled, every app of the chosen cases installed, the base snapshot saved, and
 ``adb reverse`` working (the device reaches the host's phishing server through it). Setup does
 what the host can do (install the helper from an APK, grant, enable, save the snapshot) and
@@ -20,6 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from ..cases.schema import Case
+from . import web
 from .apps import PackageMap
 from .console import ConsoleError, EmulatorConsole, console_port
 from .device import BASE_SNAPSHOT
@@ -34,7 +36,7 @@ from .helper import (
     listed,
     with_component,
 )
-from .phish import EMULATOR_HOST_ALIAS
+from .phish import CHROME_PACKAGE, EMULATOR_HOST_ALIAS, PROBE_HOST, PhishServer
 from .transport import AdbError, AdbutilsTransport, check_device
 
 
@@ -86,6 +88,8 @@ class Doctor:
             ("the cases' apps installed", partial(self._apps, cases)),
             ("base snapshot", self._snapshot),
             ("phishing server reachable", self._reverse),
+            ("Chrome follows GhostEI's flags", self._chrome_flags),
+            ("Chrome reaches the web server", self._chrome_road),
         ]
         for name, check in checks:
             try:
@@ -197,6 +201,44 @@ class Doctor:
             return Finding(name, False, f"adb reverse failed: {exc}", fix)
         return Finding(name, True, f"adb reverse tcp:{port} reaches the host")
 
+    def _chrome_flags(self) -> Finding:
+        name = "Chrome follows GhostEI's flags"
+        if not self.installed(CHROME_PACKAGE):
+            return Finding(
+                name, False, f"{CHROME_PACKAGE} is not installed", "use a Google APIs image"
+            )
+        debuggable = self.shell("getprop ro.debuggable") == "1"
+        debug_app = self.shell("settings get global debug_app")
+        if debuggable or debug_app == CHROME_PACKAGE:
+            why = "a debuggable image" if debuggable else "Chrome is the debug app"
+            return Finding(name, True, f"reads {web.FLAGS_FILE}: {why}")
+        fix = f"{self.prefix} shell am set-debug-app --persistent {CHROME_PACKAGE}"
+        return Finding(name, False, f"Chrome ignores {web.FLAGS_FILE} on this image", fix)
+
+    def _chrome_road(self) -> Finding:
+        """What the run proves first: Chrome, given the flags, reaches a web server here."""
+        name = "Chrome reaches the web server"
+        with PhishServer() as server:
+            channel = server.channel("doctor")
+            port = server.routed_port(channel)
+            if console_port(self.serial) is not None:
+                host = EMULATOR_HOST_ALIAS
+            else:
+                self.adb.reverse(f"tcp:{port}", f"tcp:{port}")
+                host = "127.0.0.1"
+            road = web.ChromeRoad(self.adb, server, channel, host, lambda: "")
+            if road.prove():
+                return Finding(name, True, f"https://{PROBE_HOST}/ was answered by the host")
+        detail = (
+            f"Chrome never asked the host for https://{PROBE_HOST}/ within "
+            f"{web.PROBE_TIMEOUT:.0f} s: links to the attackers' pages would be unseen"
+        )
+        fix = (
+            f"{self.prefix} shell am set-debug-app --persistent {CHROME_PACKAGE}, then open "
+            "Chrome once to finish its first run"
+        )
+        return Finding(name, False, detail, fix)
+
     # ----- setup ------------------------------------------------------------------------------
 
     def setup(self, helper_apk: Path | None = None) -> list[str]:
@@ -221,6 +263,8 @@ class Doctor:
         done.append(f"allowed {NOTIFICATION_LISTENER}")
         self.shell(f"settings put secure {SPEAK_PASSWORD} 1")
         done.append("let accessibility services read password fields")
+        self.shell(f"am set-debug-app --persistent {CHROME_PACKAGE}")
+        done.append(f"made {CHROME_PACKAGE} the debug app (it reads {web.FLAGS_FILE})")
         if self.installed(ADB_KEYBOARD_PACKAGE):
             methods = self.secure("enabled_input_methods")
             value = with_component(methods, ADB_KEYBOARD_IME)

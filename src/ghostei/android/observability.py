@@ -1,9 +1,12 @@
 """What a stock Android emulator with our helper app reports, source by source.
 
-Keep in step with the sources themselves: the helper app (``android/helper``, Overlays.kt),
-the loopback phishing server (:mod:`.phish`), the SMS provider and logcat reader
-(:mod:`.events`) and the host side of :mod:`.device`. A check on anything else is
-undetermined on a device (see :mod:`ghostei.observability`).
+Keep in step with the sources themselves: the helper app (``android/helper``: its overlays,
+accessibility service and notification listener), the loopback web server (:mod:`.phish`;
+every page once Chrome is routed to it, :mod:`.web`), the SMS and calendar providers, the
+mapped settings and the logcat reader (:mod:`.events`) and the host side of :mod:`.device`.
+:data:`ANDROID` is a device as ``ghostei android setup`` leaves it (the doctor passing); an
+episode on a device that is less is declared for what it is (:func:`with_pages`). A check on
+anything else is undetermined on a device (see :mod:`ghostei.observability`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ _HELPER = tuple(HELPER_EVENTS.values())
 # typed values are declared by the field only: a check on a value would otherwise be told
 # "not typed" of a password the helper never saw; it stays undetermined instead.
 _TYPED_BY_FIELD = scope("text_typed", "field", "password")
-_PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pages only
+# The loopback web server (android.phish): the pages the device's Chrome asks it for.
+_PHISHING_SERVER = (  # visits, submissions and keystroke beacons of the phishing pages
     scope("page_loaded", "url", "title", "phishing", "found", phishing=True),
     scope("form_submitted", "url", "page", "fields", "filled", "phishing", phishing=True),
     scope(
@@ -54,6 +58,9 @@ _PHISHING_SERVER = (  # visits, submissions and keystroke beacons of our own pag
         phishing=True,
     ),
 )
+# With Chrome's host-resolver rules (android.web) every navigation reaches the server under
+# its own URL, whatever the page: a visit to any page is seen.
+_ROUTED_WEB = (scope("page_loaded", "url", "title", "phishing", "found"),)
 _SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/sent rows
 # New or changed rows of the calendar provider (CalendarContract.Events, with the guests of
 # CalendarContract.Attendees).
@@ -70,7 +77,15 @@ _CALENDAR_PROVIDER = (
 
 ANDROID = Observability(
     "android",
-    events=(*_HOST, *_HELPER, *_PHISHING_SERVER, *_SMS_PROVIDER, *_CALENDAR_PROVIDER, *_SETTINGS),
+    events=(
+        *_HOST,
+        *_HELPER,
+        *_PHISHING_SERVER,
+        *_ROUTED_WEB,
+        *_SMS_PROVIDER,
+        *_CALENDAR_PROVIDER,
+        *_SETTINGS,
+    ),
     # Read back through adb: the SMS and contacts providers, settings with an Android key
     # (android.seed.SETTINGS_KEYS), and consents from the helper's events.
     state=(
@@ -86,22 +101,34 @@ ANDROID = Observability(
     ),
 )
 
-# The phishing server sees only the pages the device's browser is sent to it for: an overlay's
-# page (the helper opens its served address). A link in an SMS, a mail or a planted page names
-# the attacker's real host, which a device cannot reach, so whatever happens there (a visit,
-# typing, a submission) is reported by nobody.
+# Without Chrome's routes (flags not proven, or a Chrome in front with old ones) the server
+# sees only the pages the device is sent to at its own address: an overlay's page (the helper
+# opens its served address). Then it reports the phishing pages only when every one of them
+# was such a page; a link in an SMS, a mail or a planted page names the attacker's real host,
+# which the device cannot reach, so whatever happens there is reported by nobody.
+ANDROID_OVERLAY_PAGES = replace(
+    ANDROID, events=tuple(s for s in ANDROID.events or () if s not in _ROUTED_WEB)
+)
 ANDROID_UNSERVED_PAGES = replace(
-    ANDROID, events=tuple(s for s in ANDROID.events or () if s not in _PHISHING_SERVER)
+    ANDROID,
+    events=tuple(s for s in ANDROID.events or () if s not in (*_PHISHING_SERVER, *_ROUTED_WEB)),
 )
 
 
 def with_pages(
-    urls: Iterable[str], served: Iterable[str], *, speaks_passwords: bool = True
+    urls: Iterable[str],
+    served: Iterable[str],
+    *,
+    speaks_passwords: bool = True,
+    routed: bool = True,
 ) -> Observability:
-    """What a device observes in an episode with these phishing pages, ``served`` of them
-    through the phishing server (everything :data:`ANDROID` does only when all were), and
-    typed values only where it ``speaks_passwords`` to accessibility services."""
-    seen = ANDROID if set(urls) <= set(served) else ANDROID_UNSERVED_PAGES
+    """What a device observes in an episode: every page when Chrome is ``routed`` to the
+    web server; else the phishing pages ``urls`` only when all were ``served`` through the
+    server's own address. Typed values only where it ``speaks_passwords``."""
+    if routed:
+        seen = ANDROID
+    else:
+        seen = ANDROID_OVERLAY_PAGES if set(urls) <= set(served) else ANDROID_UNSERVED_PAGES
     if speaks_passwords:
         return seen
     typed = HELPER_EVENTS["text_typed"]
@@ -111,15 +138,7 @@ def with_pages(
 
 
 def for_case(case: Case) -> Observability:
-    """What a device observes in a case's episodes, known before running them: the
-    phishing server's reports count only when every phishing page is an overlay's."""
-    from ..injection import OverlayDataCapture, build_injection, phishing_url
-    from ..world import build_world
-
-    pages = [p.url for p in build_world(case.setup).web if p.phishing]
-    if case.case_type == "Static Environment Injection":
-        pages += [p.url for p in build_world(case.static.seed).web if p.phishing]
-    if case.use_dynamic == "Popup SMS" and case.sms.page_information is not None:
-        pages.append(case.sms.page_information.url)
-    served = [phishing_url(case)] if isinstance(build_injection(case), OverlayDataCapture) else []
-    return with_pages([*pages, *served], served)
+    """What a device set up as ``ghostei android setup`` leaves it (the doctor passing)
+    observes in a case's episodes: Chrome routed to the web server, so every page is seen,
+    and password fields read. An episode on a device that is not says less (``with_pages``)."""
+    return ANDROID

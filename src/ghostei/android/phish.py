@@ -22,19 +22,25 @@ from __future__ import annotations
 import html
 import ipaddress
 import json
+import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.resources import as_file, files
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..cases.schema import Case
 from ..injection import OverlayDataCapture, PopupSms, injection_kind, phishing_page, phishing_url
+from ..sim.apps.chrome import search_query, search_title
 from ..world import WebPage
 from .events import DeviceEvent
 
 CHROME_PACKAGE = "com.android.chrome"
+# The host a device's Chrome is sent to first, to prove that its requests reach us.
+PROBE_HOST = "ghostei-probe.invalid"
 EVENTS_PATH = "/__ghostei/events"
 EMULATOR_HOST_ALIAS = "10.0.2.2"  # the emulator's name for the host's loopback interface
 TYPED_PARAM = "typed"  # the query parameter that marks a keystroke beacon
@@ -84,6 +90,7 @@ class Channel:
     pages: dict[str, WebPage] = field(default_factory=dict)  # server path -> page
     events: list[DeviceEvent] = field(default_factory=list)
     taken: int = 0
+    probes: set[str] = field(default_factory=set)  # paths of PROBE_HOST requested
 
 
 class PhishServer:
@@ -101,6 +108,7 @@ class PhishServer:
         self._on_event = on_event  # called with (channel, event) from the serving thread
         self._lock = threading.Lock()
         self._channels: dict[str, Channel] = {"": Channel("")}
+        self._routed: dict[str, _RoutedServer] = {}  # channel -> its listener (routed_port)
         self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -122,8 +130,35 @@ class PhishServer:
         """The server's origin as a device reaches it (``10.0.2.2`` from an emulator)."""
         return f"http://{device_host or self.host}:{self.port}"
 
+    def routed_port(self, channel: str) -> int:
+        """The port where ``channel``'s device reaches pages under their own host names.
+
+        A device's Chrome, told to resolve every host to this port (its host-resolver rules),
+        asks for ``https://usps-redelivery.info/pay`` here with that ``Host``: the page of the
+        case URL, whatever link, bookmark or address led there. The port speaks plain HTTP
+        and TLS (with :data:`TLS_FILE`'s certificate, which Chrome is told to accept). Opened
+        on first use, one per channel, so devices never see each other's visits."""
+        with self._lock:
+            routed = self._routed.get(channel)
+            if routed is None:
+                self._channels.setdefault(channel, Channel(channel))
+                routed = _RoutedServer((self.host, 0), _handler_for(self, channel))
+                self._routed[channel] = routed
+                threading.Thread(
+                    target=routed.serve_forever, name=f"ghostei-web{channel}", daemon=True
+                ).start()
+        return int(routed.server_address[1])
+
+    def probed(self, channel: str, path: str) -> bool:
+        """Whether the channel's device asked for ``https://PROBE_HOST{path}`` here."""
+        with self._lock:
+            return path in self._channels.get(channel, Channel(channel)).probes
+
     def close(self) -> None:
         """Stop serving."""
+        for routed in self._routed.values():
+            routed.shutdown()
+            routed.server_close()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
@@ -151,9 +186,10 @@ class PhishServer:
         return channel + path
 
     def clear(self, channel: str = "") -> None:
-        """Forget a channel's pages and events (a new episode)."""
+        """Forget a channel's pages and events (a new episode); its probes are kept."""
         with self._lock:
-            self._channels[channel] = Channel(channel)
+            old = self._channels.get(channel)
+            self._channels[channel] = Channel(channel, probes=old.probes if old else set())
 
     def take_events(self, channel: str = "") -> list[DeviceEvent]:
         """The channel's events not taken before."""
@@ -167,6 +203,16 @@ class PhishServer:
         """Every event of a channel so far."""
         with self._lock:
             return list(self._channels.get(channel, Channel(channel)).events)
+
+    def _routed_lookup(self, channel: str, url: str) -> tuple[Channel, WebPage | None]:
+        """The channel, and its page of ``url`` (None when it has none)."""
+        with self._lock:
+            ch = self._channels.setdefault(channel, Channel(channel))
+            return ch, ch.pages.get(page_path(url))
+
+    def _probe(self, channel: str, path: str) -> None:
+        with self._lock:
+            self._channels.setdefault(channel, Channel(channel)).probes.add(path)
 
     def _lookup(self, path: str) -> tuple[Channel, WebPage] | None:
         with self._lock:
@@ -198,22 +244,40 @@ class PhishServer:
         return json.dumps(doc).encode("utf-8")
 
 
-def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
+def _handler_for(server: PhishServer, routed: str | None = None) -> type[BaseHTTPRequestHandler]:
+    """The request handler of the main port (``routed`` None: pages by server path) or of
+    one channel's routed port (pages by the request's own host)."""
+
     class Handler(BaseHTTPRequestHandler):
         server_version = "GhostEIPhish/1"
 
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
-            if parts.path == EVENTS_PATH:
+            if routed is None and parts.path == EVENTS_PATH:
                 self._send(200, server._events_json(parts.query), "application/json")
                 return
-            found = server._lookup(self.path) or server._lookup(parts.path)
-            if found is None:
+            if routed is not None and self._host() == PROBE_HOST:
+                server._probe(routed, self.path)
+                self._send(200, b"GhostEI")
+                return
+            found = self._find(self.path)
+            if found is None or (routed is not None and not _navigation(self.headers)):
+                # Not one of ours, or no page load (a favicon, a prefetch): no visit.
                 self._send(404, _not_found().encode("utf-8"))
                 return
-            ch, page = found
+            ch, url, page = found
+            if page is None:  # a routed host the world has no page for
+                title, known = search_title(url), search_query(url) is not None
+                server._record(
+                    ch, _browser_event("page_loaded", False, url=url, title=title, found=known)
+                )
+                self._send(404, _not_found().encode("utf-8"))
+                return
             server._record(
-                ch, _browser_event("page_loaded", url=page.url, title=page.title, found=True)
+                ch,
+                _browser_event(
+                    "page_loaded", page.phishing, url=page.url, title=page.title, found=True
+                ),
             )
             self._send(200, render_page(page, self.path).encode("utf-8"))
 
@@ -224,39 +288,62 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
             if target is not None:
                 self._typed(target, parse_qs(body, keep_blank_values=True))
                 return
-            found = server._lookup(self.path)
-            if found is None:
+            ch, _, page = self._find(self.path) or (None, "", None)
+            if ch is None or page is None:
                 self._send(404, _not_found().encode("utf-8"))
                 return
-            ch, page = found
             submitted = parse_qs(body, keep_blank_values=True)
             fields = {f.name: submitted.get(f.name, [""])[0] for f in page.form}
             filled = sorted(k for k, v in fields.items() if v.strip())
             server._record(
                 ch,
                 _browser_event(
-                    "form_submitted", url=page.url, page=page.title, fields=fields, filled=filled
+                    "form_submitted",
+                    page.phishing,
+                    url=page.url,
+                    page=page.title,
+                    fields=fields,
+                    filled=filled,
                 ),
             )
             self._send(200, _thanks(page).encode("utf-8"))
 
         def _typed(self, path: str, beacon: dict[str, list[str]]) -> None:
             """A keystroke beacon: the field's whole value so far, as a ``text_typed`` event."""
-            found = server._lookup(path)
+            ch, _, page = self._find(path) or (None, "", None)
             name = beacon.get("field", [""])[0]
-            field = next((f for f in found[1].form if f.name == name), None) if found else None
-            if found is None or field is None:
+            field = next((f for f in page.form if f.name == name), None) if page else None
+            if ch is None or page is None or field is None:
                 self._send(404, _not_found().encode("utf-8"))
                 return
-            ch, page = found
             value = beacon.get("value", [""])[0]
             server._record(
                 ch,
                 _browser_event(
-                    "text_typed", field=name, value=value, sensitive=field.sensitive, url=page.url
+                    "text_typed",
+                    page.phishing,
+                    field=name,
+                    value=value,
+                    sensitive=field.sensitive,
+                    url=page.url,
                 ),
             )
             self._send(204, b"")
+
+        def _find(self, path: str) -> tuple[Channel, str, WebPage | None] | None:
+            """The channel, URL and page a request path asks for; None if it is none of ours.
+            On a routed port every URL is the channel's, with or without a page."""
+            if routed is None:
+                found = server._lookup(path) or server._lookup(urlsplit(path).path)
+                return None if found is None else (found[0], found[1].url, found[1])
+            scheme = "https" if isinstance(self.connection, ssl.SSLSocket) else "http"
+            url = f"{scheme}://{self._host()}{path}"
+            ch, page = server._routed_lookup(routed, url)
+            return ch, url, page
+
+        def _host(self) -> str:
+            host = self.headers.get("Host") or ""
+            return host if host.endswith("]") else host.rpartition(":")[0] or host
 
         def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8") -> None:
             self.send_response(status)
@@ -272,9 +359,48 @@ def _handler_for(server: PhishServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _browser_event(kind: str, **data: Any) -> DeviceEvent:
-    """What the server saw the device's browser do on one of its (phishing) pages."""
-    return DeviceEvent(kind, CHROME_PACKAGE, {**data, "phishing": True})
+def _navigation(headers: Any) -> bool:
+    """Whether a GET loads a page into a tab: Chrome says so (``Sec-Fetch-Dest: document``);
+    a client that sends no fetch metadata, by asking for HTML."""
+    dest = headers.get("Sec-Fetch-Dest")
+    if dest is not None:
+        return bool(dest == "document")
+    return "text/html" in (headers.get("Accept") or "")
+
+
+def _browser_event(kind: str, phishing: bool, **data: Any) -> DeviceEvent:
+    """What the server saw the device's browser do on one of its pages."""
+    return DeviceEvent(kind, CHROME_PACKAGE, {**data, "phishing": phishing})
+
+
+TLS_FILE = "loopback-tls.pem"  # the routed ports' certificate and key (public on purpose)
+_tls: ssl.SSLContext | None = None
+
+
+def _tls_context() -> ssl.SSLContext:
+    global _tls
+    if _tls is None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        with as_file(files(__package__).joinpath(TLS_FILE)) as pem:
+            context.load_cert_chain(pem)
+        _tls = context
+    return _tls
+
+
+class _RoutedServer(ThreadingHTTPServer):
+    """One channel's routed port: a connection that opens with a TLS handshake gets TLS."""
+
+    daemon_threads = True
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if isinstance(request, socket.socket):
+            request.settimeout(10.0)
+            try:
+                if request.recv(1, socket.MSG_PEEK) == b"\x16":  # a TLS ClientHello
+                    request = _tls_context().wrap_socket(request, server_side=True)
+            except (OSError, ssl.SSLError):
+                return  # a client that went away, or spoke no TLS it could finish
+        super().finish_request(request, client_address)
 
 
 _STYLE = (

@@ -28,7 +28,7 @@ from .input_commands import keycode, press_key, type_text
 from .intents import FLAG_ACTIVITY_NEW_TASK, FLAG_RECEIVER_FROM_SHELL, Intent, parse_intent
 from .packages import LAUNCHER, app_of, installed, main_activity, short_component
 from .screen import windows_xml
-from .settings_provider import setting_get, setting_put
+from .settings_provider import setting_delete, setting_get, setting_put
 from .system_info import force_stop
 
 UPDATE_POPUP = "com.example.broadcast.UPDATE_POPUP"
@@ -58,6 +58,16 @@ def am(session: Session, argv: list[str], io: IO) -> int:
         return 0
     if sub == "get-current-user":
         io.print("0")
+        return 0
+    if sub == "set-debug-app":  # [-w] [--persistent] PACKAGE: its debug flags apply
+        named = [a for a in args[1:] if not a.startswith("-")]
+        if not named:
+            raise UsageError("Error: no package specified", 255)
+        if "--persistent" in args:
+            setting_put(session, "global", "debug_app", named[-1])
+        return 0
+    if sub == "clear-debug-app":
+        setting_delete(session, "global", "debug_app")
         return 0
     if sub == "kill-all":
         return 0

@@ -27,13 +27,17 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
+from ..android import web
 from ..android.phish import CHROME_PACKAGE, EMULATOR_HOST_ALIAS, beacon_url
+from ..android.web import ChromeFlags, parse_chrome_flags
 from ..events import Event, EventLog
 from ..sim.phone import SimPhone
+from .vfs import PhoneFS
 
 DEFAULT_TIMEOUT = 2.0  # seconds per request: a loopback server answers in milliseconds
 HOST_ALIASES: Mapping[str, str] = {EMULATOR_HOST_ALIAS: "127.0.0.1"}
@@ -43,6 +47,9 @@ USER_AGENT = (
     "(KHTML, like Gecko) Chrome/113.0.5672.136 Mobile Safari/537.36"
 )
 FORM_TYPE = "application/x-www-form-urlencoded"
+NAVIGATION_ACCEPT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+)
 
 
 @dataclass(frozen=True)
@@ -61,12 +68,16 @@ class PhoneNetwork:
         self,
         phone: SimPhone,
         *,
+        fs: PhoneFS | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         host_aliases: Mapping[str, str] = HOST_ALIASES,
     ) -> None:
         self.phone = phone
+        self.fs = fs  # where Chrome's flags file is (None: Chrome has no flags)
         self.timeout = timeout
         self.host_aliases = dict(host_aliases)
+        # Chrome's flags, read when the running Chrome started: (that Chrome, its flags).
+        self._chrome: tuple[object, ChromeFlags] | None = None
         self.failures: list[NetworkFailure] = []
         self._routes: dict[str, str] = {}  # case URL -> served URL
         self._log: EventLog | None = None  # the phone's log the routes belong to
@@ -74,7 +85,7 @@ class PhoneNetwork:
 
     def route(self, url: str, served_url: str) -> None:
         """Chrome loads ``url`` from ``served_url`` (the helper's broadcast said so)."""
-        self._watch()
+        self.watch()
         self._routes[url] = served_url
 
     def served_url(self, url: str) -> str | None:
@@ -87,7 +98,8 @@ class PhoneNetwork:
             return set()
         return {e.seq for e in events if e.seq in self._delivered}
 
-    def _watch(self) -> None:
+    def watch(self) -> None:
+        """Follow the phone's present log (the shell calls this before every command)."""
         log = self.phone.events
         if log is self._log:
             return
@@ -103,20 +115,56 @@ class PhoneNetwork:
             return
         url = str(event.data.get("url", ""))
         served = self._routes.get(url)
+        host = ""
+        if served is None:
+            served, host = self._resolved(url)
         if served is None:
             return
         ok = False
         if event.kind == "page_loaded":
-            ok = self._request("GET", served)
+            ok = self._request("GET", served, named=host, dest="document")
         elif event.kind == "text_typed":
             body = urlencode(
                 {"field": event.data.get("field", ""), "value": event.data.get("value", "")}
             )
-            ok = self._request("POST", beacon_url(served), body)
+            ok = self._request("POST", beacon_url(served), body, named=host, dest="empty")
         elif event.kind == "form_submitted":
-            ok = self._request("POST", served, urlencode(self._form(url, event)))
+            body = urlencode(self._form(url, event))
+            ok = self._request("POST", served, body, named=host, dest="document")
         if ok:
             self._delivered.add(event.seq)
+
+    def chrome_flags(self) -> ChromeFlags:
+        """The flags the running Chrome started with: read from the flags file when this
+        Chrome started (a force-stopped one reads it again when it comes back). Chrome
+        reads the file because the image is debuggable, as the Google APIs images are."""
+        chrome = self.phone.apps.get("Chrome")
+        if chrome is None:
+            return ChromeFlags()
+        if self._chrome is None or self._chrome[0] is not chrome:
+            raw = self.fs.read(web.FLAGS_FILE) if self.fs is not None else None
+            flags = parse_chrome_flags(raw.decode("utf-8", "replace")) if raw else ChromeFlags()
+            self._chrome = (chrome, flags)
+        return self._chrome[1]
+
+    def _resolved(self, url: str) -> tuple[str | None, str]:
+        """Where Chrome's host-resolver rules send ``url`` (the URL asked of the server and
+        the ``Host`` it names), or None when they leave it to the internet."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None, ""
+        flags = self.chrome_flags()
+        target = flags.resolve(parts.hostname)
+        if target is None:
+            return None, ""
+        if parts.scheme == "https" and not flags.ignore_certificate_errors:
+            # The server's certificate names no real host: Chrome shows its warning page.
+            self.failures.append(NetworkFailure("GET", url, "certificate not trusted"))
+            return None, ""
+        address, port = target
+        port = port or parts.port or (443 if parts.scheme == "https" else 80)
+        rest = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return f"{parts.scheme}://{address}:{port}{rest}", parts.netloc
 
     def _form(self, url: str, event: Event) -> list[tuple[str, str]]:
         """Every field of the page's form in page order, as a browser submits it."""
@@ -126,8 +174,18 @@ class PhoneNetwork:
         names = [f.name for f in page.form] if page is not None else list(values)
         return [(name, values.get(name, "")) for name in names]
 
-    def _request(self, method: str, url: str, body: str | None = None) -> bool:
-        """Send one request; True when the server took it (2xx/3xx), else a failure is kept."""
+    def _request(
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        *,
+        named: str = "",
+        dest: str = "document",
+    ) -> bool:
+        """Send one request as Chrome does (``dest``: a tab's page, or ``empty`` for a
+        script's); ``named`` is the ``Host`` it names when the address was resolved for it.
+        True when the server took it (2xx/3xx), else a failure is kept."""
         parts = urlsplit(url)
         host = parts.hostname or ""
         target = self.host_aliases.get(host, host)
@@ -136,15 +194,30 @@ class PhoneNetwork:
             self.failures.append(NetworkFailure(method, url, reason))
             return False
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        # The Host header names the server as the page's URL does (10.0.2.2:PORT).
-        headers = {"Host": parts.netloc, "User-Agent": USER_AGENT, "Accept": "*/*"}
+        # The Host header names the server as the page's URL does (10.0.2.2:PORT, or the
+        # page's own host when the rules resolved it), with Chrome's fetch metadata.
+        headers = {
+            "Host": named or parts.netloc,
+            "User-Agent": USER_AGENT,
+            "Accept": NAVIGATION_ACCEPT if dest == "document" else "*/*",
+            "Sec-Fetch-Dest": dest,
+            "Sec-Fetch-Mode": "navigate" if dest == "document" else "no-cors",
+        }
         data = body.encode("utf-8") if body is not None else None
         if data is not None:
             headers["Content-Type"] = FORM_TYPE
-        conn_type = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        conn = conn_type(target, parts.port, timeout=self.timeout)
+        conn: http.client.HTTPConnection
+        if parts.scheme == "https":
+            # Only a resolved host's requests are TLS here, and Chrome was told to accept
+            # the server's certificate (--ignore-certificate-errors).
+            unverified = ssl.create_default_context()
+            unverified.check_hostname = False
+            unverified.verify_mode = ssl.CERT_NONE
+            conn = http.client.HTTPSConnection(
+                target, parts.port, timeout=self.timeout, context=unverified
+            )
+        else:
+            conn = http.client.HTTPConnection(target, parts.port, timeout=self.timeout)
         try:
             conn.request(method, path, body=data, headers=headers)
             response = conn.getresponse()

@@ -91,7 +91,7 @@ class ServedPhone:
         # The phone is not thread-safe: adbd's streams, the console and the file system all
         # take this one lock around every use of it.
         self.lock = self.fs.lock
-        self.network = PhoneNetwork(self.phone)
+        self.network = PhoneNetwork(self.phone, fs=self.fs)
         self.shell = AndroidShell(
             self.phone,
             self.fs,

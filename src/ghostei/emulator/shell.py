@@ -124,6 +124,8 @@ class AndroidShell:
         io = IO(stdin, capture.writer(1), capture.writer(2))
         session = self.session()
         with self.fs.lock:
+            if self.device.network is not None:
+                self.device.network.watch()  # Chrome's requests follow the present OS
             try:
                 status = self._run_source(session, command, io)
             except ShellExit as done:

@@ -107,9 +107,9 @@ class Chrome(App):
         self.os.log(
             "page_loaded",
             url=url,
-            title=page.title if page else _search_title(url),
+            title=page.title if page else search_title(url),
             phishing=bool(page and page.phishing),
-            found=page is not None or _query(url) is not None,
+            found=page is not None or search_query(url) is not None,
         )
 
     def _scroll_key(self) -> str:
@@ -121,7 +121,7 @@ class Chrome(App):
 
     def screen_main(self) -> Node:
         page = self.os.world.page(self.url) if self.url else None
-        query = _query(self.url)
+        query = search_query(self.url)
         if not self.url:
             body = self._new_tab()
         elif page is not None:
@@ -393,7 +393,7 @@ class Chrome(App):
 
     def _title(self, url: str) -> str:
         page = self.os.world.page(url)
-        return page.title if page else _search_title(url) or _host(url)
+        return page.title if page else search_title(url) or _host(url)
 
     # ----- handlers ---------------------------------------------------------------------
 
@@ -493,15 +493,15 @@ def _display(url: str) -> str:
     return url.split("://", 1)[-1].removeprefix("www.").rstrip("/")
 
 
-def _query(url: str) -> str | None:
+def search_query(url: str) -> str | None:
     """The words of a Google search URL, or None for any other URL."""
     if not url.startswith(SEARCH.split("?", 1)[0]):
         return None
     return parse_qs(urlsplit(url).query).get("q", [""])[0]
 
 
-def _search_title(url: str) -> str:
-    query = _query(url)
+def search_title(url: str) -> str:
+    query = search_query(url)
     return f"{query} - Google Search" if query is not None else ""
 
 
