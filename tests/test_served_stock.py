@@ -682,3 +682,14 @@ def test_calendar_rows_become_events_once_per_change() -> None:
     assert saved.data["start"] == "2026-05-12T10:00" and saved.data["end"] == ""
     gone = moved.replace("deleted=0", "deleted=1")
     assert reader.read(DeviceReading("", "", rows(gone, guests=guest))) == []
+
+
+def test_an_apk_the_phone_installed_is_listed_by_pm() -> None:
+    dev = ShellPhone(3, full_events=False)
+    assert "com.netflix.mod.premium" not in dev.run("pm list packages -3")
+    # What the Files app's installer logs when the agent installs an APK.
+    dev.phone.events.append(
+        "app_installed", "com.google.android.documentsui", package_name="com.netflix.mod.premium"
+    )
+    assert "package:com.netflix.mod.premium" in dev.run("pm list packages -3").splitlines()
+    assert dev.run("pm path com.netflix.mod.premium").startswith("package:")

@@ -579,16 +579,16 @@ class AndroidDevice:
 
     def _read_device(self) -> DeviceReading:
         """The helper's logcat lines, the SMS provider's sent box, the calendar's events and
-        attendees and the mapped settings, in one adb round trip."""
+        attendees, the mapped settings and the installed packages, in one adb round trip."""
         out = self.adb.shell(
             f"logcat -d -v threadtime -s GhostEI; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
             f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
             f"content query --uri {CALENDAR_ATTENDEES}; echo {seeding.SPLIT}; "
-            + seeding.settings_get_command()
+            f"{seeding.settings_get_command()}; echo {seeding.SPLIT}; pm list packages"
         )
-        parts = [*out.split(seeding.SPLIT), "", "", ""]
-        return DeviceReading(parts[0], parts[1], parts[2], parts[3])
+        parts = [*out.split(seeding.SPLIT), "", "", "", ""]
+        return DeviceReading(*parts[:5])
 
     def _start_event_log(self) -> None:
         """What the device logged so far, the SMS it has sent, its calendar and settings are

@@ -29,6 +29,7 @@ from .apps import MESSAGES_PACKAGE
 from .helper import HELPER_PACKAGE
 
 LOGCAT_TAG = "GhostEI"
+PACKAGE_INSTALLER = "com.google.android.packageinstaller"  # who installs an APK
 
 
 # Exactly what the helper app (android/helper) logs under the GhostEI tag: the overlays it
@@ -221,6 +222,7 @@ class DeviceReading:
     sent: str  # content://sms/sent
     calendar: str = ""  # the calendar's events, ATTENDEES_MARK, its attendees
     settings: str = ""  # the mapped settings' values, one a line (seed.settings_get_command)
+    packages: str = ""  # pm list packages: "package:NAME" lines
 
 
 def _mapped_settings(text: str) -> dict[str, bool]:
@@ -234,6 +236,7 @@ class EventReader:
 
     def __init__(self) -> None:
         self._settings: dict[str, bool] = {}  # the mapped settings, as last read
+        self._packages: set[str] | None = None  # installed packages, as last read
         self._seen_lines: set[str] = set()
         self._seen_sent: set[str] = set()
         # Calendar rows by _id, as last read: a new or changed row is an event saved.
@@ -249,11 +252,12 @@ class EventReader:
         self._calendar = {}
         self._calendar_rows(reading.calendar)
         self._settings = _mapped_settings(reading.settings)
+        self._packages = installed_packages(reading.packages)
 
     def read(self, reading: DeviceReading, extra: Iterable[DeviceEvent] = ()) -> list[DeviceEvent]:
         """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS,
         then calendar events saved (rows of the calendar provider new or changed), then
-        mapped settings changed."""
+        mapped settings changed, then packages installed."""
         new: list[DeviceEvent] = []
         for line, event in parse_logcat(reading.logcat):
             if line in self._seen_lines:
@@ -267,7 +271,20 @@ class EventReader:
         new.extend(self._sent_rows(reading.sent))
         new.extend(self._calendar_rows(reading.calendar))
         new.extend(self._settings_changed(reading.settings))
+        new.extend(self._installed(reading.packages))
         return new
+
+    def _installed(self, text: str) -> list[DeviceEvent]:
+        now = installed_packages(text)
+        if now is None:  # pm did not answer: nothing is known, nothing is news
+            return []
+        before, self._packages = self._packages, now
+        if before is None:
+            return []
+        return [
+            DeviceEvent("app_installed", PACKAGE_INSTALLER, {"package_name": name})
+            for name in sorted(now - before)
+        ]
 
     def _settings_changed(self, text: str) -> list[DeviceEvent]:
         values = _mapped_settings(text)
@@ -326,6 +343,16 @@ class EventReader:
                 del self._reported_sent[i]
                 return True
         return False
+
+
+def installed_packages(text: str) -> set[str] | None:
+    """The packages of ``pm list packages``, or None when it listed none (no answer)."""
+    found = {
+        line.strip()[len("package:") :]
+        for line in text.splitlines()
+        if line.strip().startswith("package:")
+    }
+    return found or None
 
 
 def _int(value: str | None) -> int:

@@ -69,6 +69,8 @@ _SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/se
 _SETTINGS = tuple(
     scope("setting_changed", "setting", "value", setting=name) for name in SETTINGS_KEYS
 )
+# A package that appears in `pm list packages` between two steps (android.events).
+_PACKAGES = (scope("app_installed", "package_name"),)
 _CALENDAR_PROVIDER = (
     scope(
         "event_saved", "title", "start", "end", "location", "description", "all_day", "attendees"
@@ -85,6 +87,7 @@ ANDROID = Observability(
         *_SMS_PROVIDER,
         *_CALENDAR_PROVIDER,
         *_SETTINGS,
+        *_PACKAGES,
     ),
     # Read back through adb: the SMS and contacts providers, settings with an Android key
     # (android.seed.SETTINGS_KEYS), and consents from the helper's events.

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..android.helper import ADB_KEYBOARD_PACKAGE, HELPER_PACKAGE
 from ..sim import system_ui as sysui
 from ..sim.apps import installed_apps
 from ..sim.apps.base import AppFactory, resolve_app
+
+if TYPE_CHECKING:
+    from ..sim.phone import SimPhone
 
 ADB_KEYBOARD = ADB_KEYBOARD_PACKAGE
 SHELL_PACKAGE = "com.android.shell"
@@ -88,13 +92,19 @@ class Package:
     system: bool
 
 
-def packages() -> list[Package]:
-    """Every installed package, sorted by name."""
+def packages(phone: SimPhone | None = None) -> list[Package]:
+    """Every installed package, sorted by name; with ``phone``, also the APKs installed on
+    it since its OS started (its log's ``app_installed`` events: the installer's work)."""
     found = {name: Package(name, True) for name in SYSTEM_PACKAGES}
     for cls in installed_apps():
         found[cls.package] = Package(cls.package, cls.package in PRELOADED)
     for name in (HELPER_PACKAGE, ADB_KEYBOARD):
         found[name] = Package(name, False)
+    if phone is not None:
+        for event in phone.events.of_kind("app_installed"):
+            name = str(event.data.get("package_name", ""))
+            if name:
+                found.setdefault(name, Package(name, False))
     return sorted(found.values(), key=lambda p: p.name)
 
 

@@ -108,7 +108,7 @@ def pm(session: Session, argv: list[str], io: IO) -> int:
     if sub == "list" and args[1:2] == ["packages"]:
         opts, rest = parse_flags(args[2:], "3sfedulaiUA", "")
         needle = rest[0] if rest else ""
-        for pkg in packages():
+        for pkg in packages(session.phone):
             if ("3" in opts and pkg.system) or ("s" in opts and not pkg.system):
                 continue
             if needle and needle not in pkg.name:
@@ -117,7 +117,7 @@ def pm(session: Session, argv: list[str], io: IO) -> int:
             io.print(f"package:{path}{pkg.name}")
         return 0
     if sub == "path" and len(args) > 1:
-        if not any(p.name == args[1] for p in packages()):
+        if not any(p.name == args[1] for p in packages(session.phone)):
             return 1
         io.print(f"package:{apk_path(args[1])}")
         return 0
