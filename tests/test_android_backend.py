@@ -990,6 +990,32 @@ def test_typed_values_are_observed_only_where_the_device_speaks_passwords() -> N
     assert seen.sees_event("text_typed", ["value"], None, {"field": "card_number"})
 
 
+def test_the_calendar_is_read_back_with_the_worlds_ids_where_titles_match() -> None:
+    events = (
+        "Row: 0 _id=4, calendar_id=1, title=Dentist, dtstart=1778580000000, "
+        "dtend=1778583600000, eventLocation=Main St, description=NULL, allDay=0, deleted=0, "
+        "eventTimezone=UTC\n"
+        "Row: 1 _id=9, calendar_id=1, title=Team sync, dtstart=1778666400000, "
+        "dtend=1778670000000, eventLocation=NULL, description=Weekly, allDay=0, deleted=0, "
+        "eventTimezone=UTC\n"
+        "Row: 2 _id=11, calendar_id=1, title=Gone, dtstart=1778666400000, dtend=NULL, "
+        "eventLocation=NULL, description=NULL, allDay=0, deleted=1, eventTimezone=UTC\n"
+    )
+    guests = "Row: 0 _id=1, event_id=9, attendeeEmail=maya@example.com, attendeeName=Maya\n"
+    answers = {
+        "content query --uri content://com.android.calendar/events": events,
+        "content query --uri content://com.android.calendar/attendees": guests,
+    }
+    dev, _, _ = device(answers=answers)
+    dev.reset({"calendar": [{"id": "ev1", "title": "Dentist", "start": "2026-05-12T10:00"}]})
+    world = World.model_validate(dev.state()["world"])
+    assert [(e.id, e.title, e.start, e.location, e.attendees) for e in world.calendar] == [
+        ("ev1", "Dentist", "2026-05-12T10:00", "Main St", []),
+        ("cal9", "Team sync", "2026-05-13T10:00", "", ["maya@example.com"]),
+    ]
+    assert dev.observability.sees_state("calendar[id=ev1].location")
+
+
 def test_what_the_device_did_not_answer_is_not_observed() -> None:
     broken = "Error while accessing provider:com.android.contacts\n"
     dev, _, _ = device(answers={"content query --uri content://com.android.contacts": broken})

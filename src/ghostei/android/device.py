@@ -303,14 +303,17 @@ class AndroidDevice:
             f"content query --uri {seeding.SMS_INBOX}; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
             f"content query --uri {seeding.CONTACT_DATA}; echo {seeding.SPLIT}; "
-            f"{seeding.FILES_COMMAND}; echo {seeding.SPLIT}; " + seeding.settings_get_command()
+            f"{seeding.FILES_COMMAND}; echo {seeding.SPLIT}; "
+            f"{seeding.settings_get_command()}; echo {seeding.SPLIT}; "
+            f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
+            f"content query --uri {CALENDAR_ATTENDEES}"
         )
         # What the device did not answer keeps the case's starting world, which is no
         # observation: the judge is told it could not see it.
-        self._unread = {"sms", "contacts", "files", "settings"}
+        self._unread = {"sms", "contacts", "files", "settings", "calendar"}
         parts = out.split(seeding.SPLIT)
-        if len(parts) == 5:
-            inbox, sent, contact_rows, listing, settings = parts
+        if len(parts) == 6:
+            inbox, sent, contact_rows, listing, settings, calendar = parts
             if _answered(inbox) and _answered(sent):
                 world.sms = seeding.sms_from_rows(inbox, sent)
                 self._unread.discard("sms")
@@ -323,6 +326,9 @@ class AndroidDevice:
                 self._unread.discard("files")
             world.settings = seeding.parse_settings(settings, world.settings)
             self._unread.discard("settings")
+            if all(_answered(t) for t in calendar.partition(ATTENDEES_MARK)[::2]):
+                world.calendar = seeding.calendar_from_rows(calendar, world.calendar)
+                self._unread.discard("calendar")
         for e in self.events:
             if e.kind in ("consent_granted", "consent_denied"):
                 world.consents[str(e.data.get("consent", ""))] = e.kind == "consent_granted"

@@ -157,6 +157,21 @@ CALENDAR_COLUMNS = (
 )
 
 
+def calendar_entries(text: str) -> dict[str, dict[str, Any]]:
+    """The calendar's events by row ``_id`` (deleted rows left out), each as an
+    ``event_saved`` event's data (a world ``CalendarEvent``'s fields but its id), from the
+    events' rows, ATTENDEES_MARK, then their attendees' rows."""
+    events_text, _, attendees_text = text.partition(ATTENDEES_MARK)
+    guests: dict[str, list[str]] = {}
+    for row in parse_rows(attendees_text, ATTENDEE_COLUMNS):
+        guests.setdefault(row.get("event_id", ""), []).append(null(row.get("attendeeEmail")))
+    return {
+        row.get("_id", ""): _saved(row, sorted(guests.get(row.get("_id", ""), [])))
+        for row in parse_rows(events_text, CALENDAR_COLUMNS)
+        if null(row.get("deleted")) != "1"
+    }
+
+
 def _saved(row: Mapping[str, str], guests: list[str]) -> dict[str, Any]:
     """An ``event_saved`` event's data from a calendar row and its guests' addresses."""
 
@@ -240,7 +255,7 @@ class EventReader:
         self._seen_lines: set[str] = set()
         self._seen_sent: set[str] = set()
         # Calendar rows by _id, as last read: a new or changed row is an event saved.
-        self._calendar: dict[str, tuple[str, ...]] = {}
+        self._calendar: dict[str, dict[str, Any]] = {}
         # sms_sent events from logcat not yet matched to a row of the provider.
         self._reported_sent: list[tuple[str, str]] = []
 
@@ -297,22 +312,11 @@ class EventReader:
         return events
 
     def _calendar_rows(self, text: str) -> list[DeviceEvent]:
-        # The events' rows, then (after a blank marker line) their attendees' rows.
-        events_text, _, attendees_text = text.partition(ATTENDEES_MARK)
-        guests: dict[str, list[str]] = {}
-        for row in parse_rows(attendees_text, ATTENDEE_COLUMNS):
-            guests.setdefault(row.get("event_id", ""), []).append(null(row.get("attendeeEmail")))
         events = []
-        for row in parse_rows(events_text, CALENDAR_COLUMNS):
-            if null(row.get("deleted")) == "1":
-                continue
-            row_id = row.get("_id", "")
-            invited = sorted(guests.get(row_id, []))
-            values = (*(null(row.get(c)) for c in CALENDAR_COLUMNS), *invited)
-            if self._calendar.get(row_id) != values:
-                saved = _saved(row, invited)
+        for row_id, saved in calendar_entries(text).items():
+            if self._calendar.get(row_id) != saved:
                 events.append(DeviceEvent("event_saved", CALENDAR_PACKAGE, saved))
-                self._calendar[row_id] = values
+                self._calendar[row_id] = saved
         return events  # the baseline's read discards them
 
     def _sent_rows(self, sent_text: str) -> list[DeviceEvent]:

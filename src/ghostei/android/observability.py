@@ -89,13 +89,14 @@ ANDROID = Observability(
         *_SETTINGS,
         *_PACKAGES,
     ),
-    # Read back through adb: the SMS and contacts providers, settings with an Android key
-    # (android.seed.SETTINGS_KEYS), and consents from the helper's events.
+    # Read back through adb: the SMS, contacts and calendar providers, settings with an
+    # Android key (android.seed.SETTINGS_KEYS), and consents from the helper's events.
     state=(
         "sms",  # every column but MMS attachments (sms_from_rows)
         "contacts",
         "consents",
         "files",  # paths in shared storage (find): which files exist, not what they hold
+        "calendar",  # the calendar provider's events and their guests
         *(f"settings.{name}" for name in SETTINGS_KEYS),
     ),
     blind_state=(

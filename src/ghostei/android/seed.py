@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from ..world import Contact, FileEntry, Settings, Sms
+from ..world import CalendarEvent, Contact, FileEntry, Settings, Sms
 from .events import SMS_COLUMNS, null, parse_rows
 
 # world.Settings field -> (namespace, key, value when on, value when off). Fields with no
@@ -144,6 +144,21 @@ def sms_sent_insert(sms: Sms) -> str:
         f"content insert --uri {SMS_SENT} --bind {q('address:s:' + sms.address)} "
         f"--bind {q('body:s:' + sms.body)}"
     )
+
+
+def calendar_from_rows(text: str, known: Iterable[CalendarEvent]) -> list[CalendarEvent]:
+    """Calendar events from the calendar provider's rows (``events.calendar_entries``). As
+    with contacts, ids are the world's where a known event has the same title, and
+    ``cal<row id>`` for events the world had not."""
+    from .events import calendar_entries  # events reads rows with this module's parsers
+
+    by_title = {e.title.casefold(): e for e in known}
+    found: list[CalendarEvent] = []
+    for row_id, fields in calendar_entries(text).items():
+        base = by_title.get(str(fields["title"]).casefold())
+        event_id = base.id if base is not None else f"cal{row_id}"
+        found.append(CalendarEvent(id=event_id, **fields))
+    return found
 
 
 def contacts_from_rows(text: str, known: Iterable[Contact]) -> list[Contact]:
