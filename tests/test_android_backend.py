@@ -35,7 +35,13 @@ from ghostei.android.console import (
     parse_snapshot_list,
 )
 from ghostei.android.device import AndroidDevice, DeviceError, type_command
-from ghostei.android.events import DeviceReading, EventReader, parse_logcat, parse_rows
+from ghostei.android.events import (
+    MMS_PARTS_MARK,
+    DeviceReading,
+    EventReader,
+    parse_logcat,
+    parse_rows,
+)
 from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
 from ghostei.android.seed import FILES_LISTED, SPLIT
@@ -94,6 +100,8 @@ class FakeAdb:
             return self.logcat
         if cmd == "content query --uri content://sms/sent":
             return self.sent
+        if cmd in ("content query --uri content://mms", "content query --uri content://mms/part"):
+            return self.answers.get(cmd, "No result found.\n")
         if cmd == "wm size":
             return "Physical size: 1080x2400\n"
         if cmd.startswith("settings get "):
@@ -326,6 +334,37 @@ def test_a_package_that_appears_is_an_app_installed_event() -> None:
     )
 
 
+def test_an_mms_the_agent_sent_is_an_sms_sent_event_without_its_attachments() -> None:
+    def reading(*rows: str, parts: str = "No result found.\n") -> DeviceReading:
+        text = "".join(rows) or "No result found.\n"
+        return DeviceReading("", "", mms=f"{text}{MMS_PARTS_MARK}\n{parts}")
+
+    inbox = "Row: 0 _id=1, thread_id=1, date=1778575000, msg_box=1, read=1\n"
+    outbox = "Row: 0 _id=2, thread_id=2, date=1778576000, msg_box=4, read=1\n"
+    parts = (
+        "Row: 0 _id=1, mid=2, seq=0, ct=text/plain, name=NULL, text=Here it is\n"
+        "Row: 1 _id=2, mid=2, seq=1, ct=image/jpeg, name=IMG_1.jpg, text=NULL\n"
+    )
+    addr = "Row: 0 _id=3, msg_id=2, address=+15550199, type=151, charset=106\n"
+    asked: list[str] = []
+
+    def addresses(message_id: str) -> str:
+        asked.append(message_id)
+        return addr if len(asked) > 1 else ""  # the first read of them fails
+
+    reader = EventReader()
+    reader.baseline(reading(inbox))
+    assert reader.read(reading(inbox, outbox, parts=parts), addresses=addresses) == []
+    [sent] = reader.read(reading(inbox, outbox, parts=parts), addresses=addresses)
+    assert asked == ["2", "2"]  # only the new outgoing one, asked again after a failure
+    assert (sent.kind, sent.data) == (
+        "sms_sent",
+        {"to": "+15550199", "body": "Here it is", "source": "mms_provider"},
+    )
+    assert reader.read(reading(inbox, outbox, parts=parts), addresses=addresses) == []
+
+
+# ----- the phishing server --------------------------------------------------------------------
 # ----- the phishing server --------------------------------------------------------------------
 
 

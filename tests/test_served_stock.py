@@ -693,3 +693,29 @@ def test_an_apk_the_phone_installed_is_listed_by_pm() -> None:
     )
     assert "package:com.netflix.mod.premium" in dev.run("pm list packages -3").splitlines()
     assert dev.run("pm path com.netflix.mod.premium").startswith("package:")
+
+
+def test_a_message_with_an_attachment_is_an_mms_of_the_mms_provider() -> None:
+    from ghostei.android.events import MMS_PARTS_MARK, mms_messages, mms_recipients
+    from ghostei.world import Sms
+
+    dev = ShellPhone(3, full_events=False)
+    dev.phone.world.sms.append(
+        Sms(
+            id="out9",
+            address="+1 415 555 0199",
+            body="The photo",
+            time="2026-05-12T09:50:00",
+            incoming=False,
+            attachments=["/sdcard/DCIM/Camera/IMG_20260510_133020.jpg"],
+        )
+    )
+    assert "The photo" not in dev.run("content query --uri content://sms/sent")
+    listing = dev.run(
+        f"content query --uri content://mms; echo {MMS_PARTS_MARK}; "
+        "content query --uri content://mms/part"
+    )
+    [mms] = mms_messages(listing)
+    assert (mms.box, mms.body, mms.attachments) == ("4", "The photo", ("IMG_20260510_133020.jpg",))
+    addresses = dev.run(f"content query --uri content://mms/{mms.id}/addr")
+    assert mms_recipients(addresses) == ["+1 415 555 0199"]

@@ -55,9 +55,14 @@ from .events import (
     ATTENDEES_MARK,
     CALENDAR_ATTENDEES,
     CALENDAR_EVENTS,
+    MMS,
+    MMS_PARTS,
+    MMS_PARTS_MARK,
     DeviceEvent,
     DeviceReading,
     EventReader,
+    mms_addr_uri,
+    mms_messages,
     parse_rows,
 )
 from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER, SPEAK_PASSWORD
@@ -67,6 +72,8 @@ from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
 from .transport import AdbError, AdbTransport, AdbutilsTransport
 
 OVERLAY_ACTION = "com.example.broadcast.UPDATE_POPUP"
+# The MMS provider's messages and their parts, in one shell line.
+MMS_QUERY = f"content query --uri {MMS}; echo {MMS_PARTS_MARK}; content query --uri {MMS_PARTS}"
 # Per device (adb server port, serial): whether its Chrome was seen to follow the flags that
 # send it to the web server. Proven once per process: a device's Chrome, image and network
 # do not change between episodes.
@@ -306,16 +313,18 @@ class AndroidDevice:
             f"{seeding.FILES_COMMAND}; echo {seeding.SPLIT}; "
             f"{seeding.settings_get_command()}; echo {seeding.SPLIT}; "
             f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
-            f"content query --uri {CALENDAR_ATTENDEES}"
+            f"content query --uri {CALENDAR_ATTENDEES}; echo {seeding.SPLIT}; {MMS_QUERY}"
         )
         # What the device did not answer keeps the case's starting world, which is no
         # observation: the judge is told it could not see it.
         self._unread = {"sms", "contacts", "files", "settings", "calendar"}
         parts = out.split(seeding.SPLIT)
-        if len(parts) == 6:
-            inbox, sent, contact_rows, listing, settings, calendar = parts
-            if _answered(inbox) and _answered(sent):
-                world.sms = seeding.sms_from_rows(inbox, sent)
+        if len(parts) == 7:
+            inbox, sent, contact_rows, listing, settings, calendar, mms = parts
+            if _answered(inbox) and _answered(sent) and _answered(mms.partition(MMS_PARTS_MARK)[0]):
+                messages = mms_messages(mms)
+                senders = {m.id: self._mms_addresses(m.id) for m in messages}
+                world.sms = seeding.sms_from_rows(inbox, sent, messages, senders)
                 self._unread.discard("sms")
             if _answered(contact_rows):
                 world.contacts = seeding.contacts_from_rows(contact_rows, world.contacts)
@@ -591,10 +600,14 @@ class AndroidDevice:
             f"content query --uri {seeding.SMS_SENT}; echo {seeding.SPLIT}; "
             f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
             f"content query --uri {CALENDAR_ATTENDEES}; echo {seeding.SPLIT}; "
-            f"{seeding.settings_get_command()}; echo {seeding.SPLIT}; pm list packages"
+            f"{seeding.settings_get_command()}; echo {seeding.SPLIT}; pm list packages; "
+            f"echo {seeding.SPLIT}; {MMS_QUERY}"
         )
-        parts = [*out.split(seeding.SPLIT), "", "", "", ""]
-        return DeviceReading(*parts[:5])
+        parts = [*out.split(seeding.SPLIT), "", "", "", "", ""]
+        return DeviceReading(*parts[:6])
+
+    def _mms_addresses(self, message_id: str) -> str:
+        return self.adb.shell(f"content query --uri {mms_addr_uri(message_id)}")
 
     def _start_event_log(self) -> None:
         """What the device logged so far, the SMS it has sent, its calendar and settings are
@@ -605,7 +618,7 @@ class AndroidDevice:
     def _sync_events(self, foreground: str) -> list[DeviceEvent]:
         """Read new events; ``foreground`` is the app in front now. Returns the device's."""
         extra = self.phish.take_events(self._channel) if self.phish is not None else []
-        new = self._reader.read(self._read_device(), extra)
+        new = self._reader.read(self._read_device(), extra, self._mms_addresses)
         for event in new:
             self._append(event)
         if foreground and foreground != self._foreground:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -157,6 +157,91 @@ CALENDAR_COLUMNS = (
 )
 
 
+# The MMS provider: a message with an attachment is an MMS, not a row of content://sms.
+MMS = "content://mms"
+MMS_PARTS = "content://mms/part"
+MMS_PARTS_MARK = "__GHOSTEI_MMS_PARTS__"  # between the messages' rows and their parts' rows
+MMS_COLUMNS = (
+    *("_id", "thread_id", "date", "date_sent", "msg_box", "read", "seen", "sub", "ct_t"),
+    *("m_type", "m_id", "tr_id", "st", "creator"),
+)
+PART_COLUMNS = (
+    *("_id", "mid", "seq", "ct", "name", "chset", "cd", "fn", "cid", "cl", "ctt_s", "ctt_t"),
+    *("_data", "text"),
+)
+ADDR_COLUMNS = ("_id", "msg_id", "contact_id", "address", "type", "charset")
+MMS_INBOX, MMS_SENT, MMS_OUTBOX = "1", "2", "4"  # msg_box values
+ADDR_FROM, ADDR_TO = "137", "151"  # an address row's type (PduHeaders FROM, TO)
+
+
+def mms_addr_uri(message_id: str) -> str:
+    """The provider's URI of one message's addresses."""
+    return f"{MMS}/{message_id}/addr"
+
+
+@dataclass(frozen=True)
+class Mms:
+    """An MMS as the provider holds it: its box, time, text and attachments' names."""
+
+    id: str
+    box: str
+    date: int  # seconds since the epoch (the MMS provider's unit)
+    read: bool
+    body: str
+    attachments: tuple[str, ...]
+
+
+def mms_messages(text: str) -> list[Mms]:
+    """The MMS of ``content query`` of :data:`MMS`, MMS_PARTS_MARK, then of
+    :data:`MMS_PARTS`: each with its text parts joined and its other parts' file names
+    (a part keeps the name, not the path the file had on the phone)."""
+    rows_text, _, parts_text = text.partition(MMS_PARTS_MARK)
+    parts: dict[str, list[dict[str, str]]] = {}
+    for part in parse_rows(parts_text, PART_COLUMNS):
+        parts.setdefault(null(part.get("mid")), []).append(part)
+    found = []
+    for row in parse_rows(rows_text, MMS_COLUMNS):
+        mine = sorted(parts.get(null(row.get("_id")), []), key=lambda p: _int(p.get("seq")))
+        body = "\n".join(null(p.get("text")) for p in mine if null(p.get("ct")) == "text/plain")
+        files = tuple(
+            null(p.get("name")) or null(p.get("cl"))
+            for p in mine
+            if null(p.get("ct")) not in ("text/plain", "application/smil")
+        )
+        found.append(
+            Mms(
+                null(row.get("_id")),
+                null(row.get("msg_box")),
+                _int(null(row.get("date"))),
+                null(row.get("read")) != "0",
+                body,
+                files,
+            )
+        )
+    return found
+
+
+def mms_recipients(text: str) -> list[str]:
+    """The TO addresses among a message's address rows."""
+    return [
+        null(r.get("address"))
+        for r in parse_rows(text, ADDR_COLUMNS)
+        if null(r.get("type")) == ADDR_TO
+    ]
+
+
+def mms_sender(text: str) -> str:
+    """The FROM address among a message's address rows."""
+    return next(
+        (
+            null(r.get("address"))
+            for r in parse_rows(text, ADDR_COLUMNS)
+            if null(r.get("type")) == ADDR_FROM
+        ),
+        "",
+    )
+
+
 def calendar_entries(text: str) -> dict[str, dict[str, Any]]:
     """The calendar's events by row ``_id`` (deleted rows left out), each as an
     ``event_saved`` event's data (a world ``CalendarEvent``'s fields but its id), from the
@@ -238,6 +323,7 @@ class DeviceReading:
     calendar: str = ""  # the calendar's events, ATTENDEES_MARK, its attendees
     settings: str = ""  # the mapped settings' values, one a line (seed.settings_get_command)
     packages: str = ""  # pm list packages: "package:NAME" lines
+    mms: str = ""  # the MMS provider's messages, MMS_PARTS_MARK, their parts
 
 
 def _mapped_settings(text: str) -> dict[str, bool]:
@@ -252,6 +338,7 @@ class EventReader:
     def __init__(self) -> None:
         self._settings: dict[str, bool] = {}  # the mapped settings, as last read
         self._packages: set[str] | None = None  # installed packages, as last read
+        self._seen_mms: set[str] = set()
         self._seen_lines: set[str] = set()
         self._seen_sent: set[str] = set()
         # Calendar rows by _id, as last read: a new or changed row is an event saved.
@@ -268,11 +355,18 @@ class EventReader:
         self._calendar_rows(reading.calendar)
         self._settings = _mapped_settings(reading.settings)
         self._packages = installed_packages(reading.packages)
+        self._seen_mms = {m.id for m in mms_messages(reading.mms)}
 
-    def read(self, reading: DeviceReading, extra: Iterable[DeviceEvent] = ()) -> list[DeviceEvent]:
-        """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS,
-        then calendar events saved (rows of the calendar provider new or changed), then
-        mapped settings changed, then packages installed."""
+    def read(
+        self,
+        reading: DeviceReading,
+        extra: Iterable[DeviceEvent] = (),
+        addresses: Callable[[str], str] = lambda message_id: "",
+    ) -> list[DeviceEvent]:
+        """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS
+        and MMS (``addresses`` gives a new MMS's address rows), then calendar events saved
+        (rows of the calendar provider new or changed), then mapped settings changed, then
+        packages installed."""
         new: list[DeviceEvent] = []
         for line, event in parse_logcat(reading.logcat):
             if line in self._seen_lines:
@@ -284,6 +378,7 @@ class EventReader:
                 self._reported_sent.append((to, str(event.data.get("body", ""))))
         new.extend(extra)
         new.extend(self._sent_rows(reading.sent))
+        new.extend(self._sent_mms(reading.mms, addresses))
         new.extend(self._calendar_rows(reading.calendar))
         new.extend(self._settings_changed(reading.settings))
         new.extend(self._installed(reading.packages))
@@ -339,6 +434,25 @@ class EventReader:
                     {"to": address, "body": body, "source": "sms_provider"},
                 )
             )
+        return events
+
+    def _sent_mms(self, text: str, addresses: Callable[[str], str]) -> list[DeviceEvent]:
+        # A message the agent sent with an attachment; the outbox too: an emulator has no
+        # MMS centre, so its MMS never leave it. Attachments are by file name only, so
+        # they are not reported (a check on their paths stays undetermined).
+        events = []
+        for mms in sorted(mms_messages(text), key=lambda m: (m.date, _int(m.id))):
+            if mms.id in self._seen_mms or mms.box not in (MMS_SENT, MMS_OUTBOX):
+                continue
+            recipients = mms_recipients(addresses(mms.id))
+            if not recipients:
+                continue  # its addresses not read: asked again after the next step
+            self._seen_mms.add(mms.id)
+            for to in recipients:
+                if self._already_reported(to, mms.body):
+                    continue
+                data = {"to": to, "body": mms.body, "source": "mms_provider"}
+                events.append(DeviceEvent("sms_sent", MESSAGES_PACKAGE, data))
         return events
 
     def _already_reported(self, address: str, body: str) -> bool:

@@ -9,12 +9,20 @@ reservations, notes, trades) belongs in the case's AVD snapshot.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from ..world import CalendarEvent, Contact, FileEntry, Settings, Sms
-from .events import SMS_COLUMNS, null, parse_rows
+from .events import (
+    MMS_INBOX,
+    SMS_COLUMNS,
+    Mms,
+    mms_recipients,
+    mms_sender,
+    null,
+    parse_rows,
+)
 
 # world.Settings field -> (namespace, key, value when on, value when off). Fields with no
 # Android setting (Play Store auto-update, Find My Device) are not here: adb cannot see them.
@@ -192,9 +200,29 @@ def contacts_from_rows(text: str, known: Iterable[Contact]) -> list[Contact]:
     return contacts
 
 
-def sms_from_rows(inbox: str, sent: str) -> list[Sms]:
-    """The device's messages, oldest first: inbox rows incoming, sent rows outgoing."""
+def sms_from_rows(
+    inbox: str,
+    sent: str,
+    mms: Iterable[Mms] = (),
+    addresses: Mapping[str, str] | None = None,
+) -> list[Sms]:
+    """The device's messages, oldest first: inbox rows incoming, sent rows outgoing, and the
+    MMS (``addresses``: each one's address rows) with their attachments' file names."""
     messages: list[tuple[int, Sms]] = []
+    for m in mms:
+        rows = (addresses or {}).get(m.id, "")
+        incoming = m.box == MMS_INBOX
+        address = mms_sender(rows) if incoming else next(iter(mms_recipients(rows)), "")
+        sms = Sms(
+            id=("mmsin" if incoming else "mmsout") + m.id,
+            address=address,
+            body=m.body,
+            time=_iso(m.date * 1000),
+            incoming=incoming,
+            read=m.read,
+            attachments=list(m.attachments),
+        )
+        messages.append((m.date * 1000, sms))
     for text, incoming in ((inbox, True), (sent, False)):
         for row in parse_rows(text, SMS_COLUMNS):
             date = _int(null(row.get("date")))

@@ -20,7 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..android.events import CALENDAR_ATTENDEES, CALENDAR_EVENTS
+from ..android.events import (
+    ADDR_FROM,
+    ADDR_TO,
+    CALENDAR_ATTENDEES,
+    CALENDAR_EVENTS,
+    MMS,
+    MMS_INBOX,
+    MMS_OUTBOX,
+    MMS_PARTS,
+    MMS_SENT,
+)
 from ..world import Contact, Sms, World
 from .commands import IO, Session, UsageError, command
 from .settings_provider import DEFAULTS, setting_put, settings_keys
@@ -73,6 +83,8 @@ LEGACY_PHONE_COLUMNS = (
     "primary_phone",
 )
 MESSAGES_PACKAGE = "com.google.android.apps.messaging"
+MMS_PARTS_DIR = "/data/user_de/0/com.android.providers.telephony/app_parts"
+INSERT_TOKEN = "insert-address-token"  # what a sent MMS's FROM row holds
 
 
 # ----- the providers ---------------------------------------------------------------------------
@@ -121,6 +133,8 @@ def _sms_rows(session: Session, box: str) -> list[Row]:
     for sms in session.phone.world.sms:
         key = re.sub(r"\D", "", sms.address)[-10:] or sms.address
         thread = threads.setdefault(key, len(threads) + 1)
+        if sms.attachments:
+            continue  # an MMS: the MMS provider's
         kind = 1 if sms.incoming else 2
         if (box == "inbox" and kind != 1) or (box == "sent" and kind != 2):
             continue
@@ -149,6 +163,126 @@ def _sms_rows(session: Session, box: str) -> list[Row]:
         )
     rows.sort(key=lambda r: (-int(r["date"]), -int(r["_id"])))  # the provider's "date DESC"
     return rows
+
+
+def _mms(session: Session) -> list[tuple[int, int, Sms]]:
+    """The world's messages with attachments: (provider id, thread id, message)."""
+    table = _table(session)
+    threads: dict[str, int] = {}
+    found = []
+    for sms in session.phone.world.sms:
+        key = re.sub(r"\D", "", sms.address)[-10:] or sms.address
+        thread = threads.setdefault(key, len(threads) + 1)
+        if sms.attachments:
+            found.append((table.sms_id(sms), thread, sms))
+    return found
+
+
+def _mms_rows(session: Session, box: str) -> list[Row]:
+    """content://mms: one row per MMS, dates in seconds; a sent one in the outbox, as on an
+    emulator, which has no MMS centre to take it."""
+    rows: list[Row] = []
+    for mms_id, thread, sms in _mms(session):
+        msg_box = MMS_INBOX if sms.incoming else MMS_OUTBOX
+        if box not in ("all", msg_box):
+            continue
+        rows.append(
+            {
+                "_id": mms_id,
+                "thread_id": thread,
+                "date": iso_to_epoch(sms.time),
+                "date_sent": iso_to_epoch(sms.time) if sms.incoming else 0,
+                "msg_box": msg_box,
+                "read": int(sms.read),
+                "seen": 1,
+                "sub": None,
+                "ct_t": "application/vnd.wap.multipart.related",
+                "m_type": 132 if sms.incoming else 128,  # retrieve-conf, send-req
+                "m_id": None,
+                "tr_id": f"T{mms_id:x}",
+                "st": None,
+                "creator": MESSAGES_PACKAGE,
+            }
+        )
+    rows.sort(key=lambda r: (-int(r["date"]), -int(r["_id"])))
+    return rows
+
+
+def _mms_part_rows(session: Session) -> list[Row]:
+    """content://mms/part: each MMS's text part and one part per attached file (by name:
+    the provider keeps its own copy of the bytes, not the file's path)."""
+    rows: list[Row] = []
+    for mms_id, _, sms in _mms(session):
+        parts: list[tuple[str, str | None, str | None]] = []
+        if sms.body:
+            parts.append(("text/plain", None, sms.body))
+        for path in sms.attachments:
+            filename = path.rsplit("/", 1)[-1]
+            parts.append((_mime(filename), filename, None))
+        for seq, (ctype, name, text) in enumerate(parts):
+            part_id = len(rows) + 1
+            rows.append(
+                {
+                    "_id": part_id,
+                    "mid": mms_id,
+                    "seq": seq,
+                    "ct": ctype,
+                    "name": name,
+                    "chset": 106 if text is not None else None,
+                    "cd": None,
+                    "fn": None,
+                    "cid": f"<{name or 'text'}>",
+                    "cl": name or f"text_{seq}.txt",
+                    "ctt_s": None,
+                    "ctt_t": None,
+                    "_data": None if text is not None else f"{MMS_PARTS_DIR}/PART_{part_id}",
+                    "text": text,
+                }
+            )
+    return rows
+
+
+def _mms_addr_rows(session: Session, mms_id: int) -> list[Row]:
+    """content://mms/ID/addr: the sender (FROM) and recipient (TO) of one MMS."""
+    for found_id, _, sms in _mms(session):
+        if found_id != mms_id:
+            continue
+        owner = session.phone.world.owner.phone
+        sender, recipient = (sms.address, owner) if sms.incoming else (INSERT_TOKEN, sms.address)
+        return [
+            {
+                "_id": mms_id * 2 - 1,
+                "msg_id": mms_id,
+                "contact_id": None,
+                "address": sender,
+                "type": int(ADDR_FROM),
+                "charset": 106,
+            },
+            {
+                "_id": mms_id * 2,
+                "msg_id": mms_id,
+                "contact_id": None,
+                "address": recipient,
+                "type": int(ADDR_TO),
+                "charset": 106,
+            },
+        ]
+    return []
+
+
+def _mime(name: str) -> str:
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return {
+        "jpg": "image/jpeg",
+        "jpeg": "image/jpeg",
+        "png": "image/png",
+        "gif": "image/gif",
+        "mp4": "video/mp4",
+        "3gp": "video/3gpp",
+        "mp3": "audio/mpeg",
+        "pdf": "application/pdf",
+        "txt": "text/plain",
+    }.get(ext, "application/octet-stream")
 
 
 def _data_rows(session: Session) -> list[Row]:
@@ -317,6 +451,11 @@ QUERIES: dict[str, Callable[[Session], list[Row]]] = {
     "content://sms": lambda s: _sms_rows(s, "all"),
     "content://sms/inbox": lambda s: _sms_rows(s, "inbox"),
     "content://sms/sent": lambda s: _sms_rows(s, "sent"),
+    MMS: lambda s: _mms_rows(s, "all"),
+    f"{MMS}/inbox": lambda s: _mms_rows(s, MMS_INBOX),
+    f"{MMS}/sent": lambda s: _mms_rows(s, MMS_SENT),
+    f"{MMS}/outbox": lambda s: _mms_rows(s, MMS_OUTBOX),
+    MMS_PARTS: _mms_part_rows,
     "content://contacts/phones": _legacy_phone_rows,
     "content://com.android.contacts/data": _data_rows,
     "content://com.android.contacts/data/phones": lambda s: [
@@ -404,7 +543,7 @@ def content(session: Session, argv: list[str], io: IO) -> int:
     verb, opts = argv[1], _options(argv[2:])
     uri = _uri(opts)
     if verb == "query":
-        source = QUERIES.get(uri)
+        source = QUERIES.get(uri) or _pattern_query(uri)
         if source is None:
             raise _authority_error(uri)
         rows = [r for r in source(session) if _where(" ".join(opts.get("where", [])))(r)]
@@ -425,6 +564,15 @@ def content(session: Session, argv: list[str], io: IO) -> int:
     if verb == "delete":
         return delete(session, uri, " ".join(opts.get("where", [])))
     raise UsageError(f"Unsupported operation: {verb}", 1)
+
+
+def _pattern_query(uri: str) -> Callable[[Session], list[Row]] | None:
+    """Queries of a URI with an id in it (``content://mms/5/addr``)."""
+    m = re.fullmatch(re.escape(MMS) + r"/(\d+)/addr", uri)
+    if m is None:
+        return None
+    mms_id = int(m.group(1))
+    return lambda session: _mms_addr_rows(session, mms_id)
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
