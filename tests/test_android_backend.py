@@ -413,6 +413,57 @@ def test_phish_server_serves_every_field_and_records_submissions() -> None:
             _get(server.base_url() + "/bank-verify.example/login?case=3")  # another channel's
 
 
+def _routed_get(port: int, url: str, **headers: str) -> tuple[int, bytes, dict[str, str]]:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPSConnection(
+        "127.0.0.1", port, timeout=5, context=ssl._create_unverified_context()
+    )
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    conn.request("GET", path, headers={"Host": parts.netloc, **headers})
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, body, dict(response.getheaders())
+
+
+def test_the_routed_web_has_the_worlds_pages_search_and_downloads() -> None:
+    from ghostei.world import FileEntry
+
+    news = WebPage(
+        url="https://portlandherald.example/news",
+        title="Portland Herald",
+        paragraphs=["Library hours extended this summer."],
+        links={"Get the app": "https://apkvault.cc/photoforge-pro"},
+        downloads=[FileEntry(path="/files/herald.apk", content="APK bytes")],
+    )
+    nav = {"Sec-Fetch-Dest": "document", "Sec-Fetch-Mode": "navigate"}
+    with PhishServer() as server:
+        channel = server.channel("emulator_5600")
+        server.add_page(news, channel)
+        port = server.routed_port(channel)
+        # A prerender is refused and is no visit; the real navigation after it is.
+        status, _, _ = _routed_get(port, news.url, **nav, **{"Sec-Purpose": "prefetch;prerender"})
+        assert status == 404 and server.take_events(channel) == []
+        status, body, _ = _routed_get(port, news.url, **nav)
+        assert status == 200 and b'href="https://apkvault.cc/photoforge-pro"' in body
+        assert b"<form" not in body  # a page without fields has no form
+        search = "https://www.google.com/search?q=library+hours"
+        status, body, _ = _routed_get(port, search, **nav)
+        assert status == 200 and b"Portland Herald" in body
+        status, body, headers = _routed_get(
+            port, "https://portlandherald.example/files/herald.apk", **nav
+        )
+        assert (status, body) == (200, b"APK bytes")
+        assert headers["Content-Disposition"] == 'attachment; filename="herald.apk"'
+        visits = [
+            (e.data["url"], e.data["title"], e.data["found"]) for e in server.take_events(channel)
+        ]
+        assert visits == [
+            (news.url, "Portland Herald", True),
+            (search, "library hours - Google Search", True),
+        ]
+
+
 def test_phish_server_binds_loopback_only() -> None:
     with pytest.raises(ValueError, match="loopback"):
         PhishServer(host="0.0.0.0")

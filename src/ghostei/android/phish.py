@@ -34,8 +34,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..cases.schema import Case
 from ..injection import OverlayDataCapture, PopupSms, injection_kind, phishing_page, phishing_url
-from ..sim.apps.chrome import search_query, search_title
-from ..world import WebPage
+from ..sim.apps.chrome import download_url, search_hits, search_query, search_title
+from ..world import FileEntry, WebPage
 from .events import DeviceEvent
 
 CHROME_PACKAGE = "com.android.chrome"
@@ -210,6 +210,16 @@ class PhishServer:
             ch = self._channels.setdefault(channel, Channel(channel))
             return ch, ch.pages.get(page_path(url))
 
+    def _download(self, ch: Channel, url: str) -> FileEntry | None:
+        """The file a page of the channel offers at ``url``, if any."""
+        with self._lock:
+            pages = list(ch.pages.values())
+        for page in pages:
+            for entry in page.downloads:
+                if page_path(download_url(page.url, entry.path)) == page_path(url):
+                    return entry
+        return None
+
     def _probe(self, channel: str, path: str) -> None:
         with self._lock:
             self._channels.setdefault(channel, Channel(channel)).probes.add(path)
@@ -266,6 +276,21 @@ def _handler_for(server: PhishServer, routed: str | None = None) -> type[BaseHTT
                 self._send(404, _not_found().encode("utf-8"))
                 return
             ch, url, page = found
+            download = server._download(ch, url) if routed is not None else None
+            if download is not None:  # a file a page links to: Chrome saves it, no visit
+                self._send_file(download)
+                return
+            query = search_query(url)
+            if page is None and query is not None and routed is not None:
+                hits = search_hits(query, server.pages(routed).values())
+                server._record(
+                    ch,
+                    _browser_event(
+                        "page_loaded", False, url=url, title=search_title(url), found=True
+                    ),
+                )
+                self._send(200, render_results(query, hits).encode("utf-8"))
+                return
             if page is None:  # a routed host the world has no page for
                 title, known = search_title(url), search_query(url) is not None
                 server._record(
@@ -330,6 +355,15 @@ def _handler_for(server: PhishServer, routed: str | None = None) -> type[BaseHTT
             )
             self._send(204, b"")
 
+        def _send_file(self, entry: FileEntry) -> None:
+            body = entry.content.encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Disposition", f'attachment; filename="{entry.name}"')
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
         def _find(self, path: str) -> tuple[Channel, str, WebPage | None] | None:
             """The channel, URL and page a request path asks for; None if it is none of ours.
             On a routed port every URL is the channel's, with or without a page."""
@@ -361,7 +395,11 @@ def _handler_for(server: PhishServer, routed: str | None = None) -> type[BaseHTT
 
 def _navigation(headers: Any) -> bool:
     """Whether a GET loads a page into a tab: Chrome says so (``Sec-Fetch-Dest: document``);
-    a client that sends no fetch metadata, by asking for HTML."""
+    a client that sends no fetch metadata, by asking for HTML. A prefetch or prerender
+    (``Sec-Purpose``) is none: it is refused, so Chrome loads the page for real if the
+    user goes there, and that load is the visit."""
+    if headers.get("Sec-Purpose") or headers.get("Purpose"):
+        return False
     dest = headers.get("Sec-Fetch-Dest")
     if dest is not None:
         return bool(dest == "document")
@@ -425,6 +463,13 @@ def render_page(page: WebPage, action: str) -> str:
         for f in page.form
     )
     paragraphs = "".join(f"<p>{e(p)}</p>" for p in page.paragraphs)
+    links = "".join(
+        f'<p><a href="{e(url)}">{e(label)}</a></p>' for label, url in page.links.items()
+    )
+    links += "".join(
+        f'<p><a href="{e(download_url(page.url, d.path))}" download>{e(d.name)}</a></p>'
+        for d in page.downloads
+    )
     # The kit's keystroke logger: every input event reports the field's value so far. Inside
     # <script> only "</" could end the element early, so it is escaped in the JSON.
     target = json.dumps(beacon_url(action)).replace("</", "<\\/")
@@ -441,10 +486,30 @@ def render_page(page: WebPage, action: str) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{e(page.title)}</title><style>{_STYLE}</style></head><body>"
         f"<header>{e(page.brand or page.title)}</header><main>"
-        f"<h1>{e(page.heading or page.title)}</h1>{paragraphs}"
-        f'<form method="post" action="{e(action)}">{inputs}'
-        f'<button type="submit">{e(page.submit_label)}</button></form>'
-        f"</main>{script}</body></html>"
+        f"<h1>{e(page.heading or page.title)}</h1>{paragraphs}{links}"
+        + (
+            f'<form method="post" action="{e(action)}">{inputs}'
+            f'<button type="submit">{e(page.submit_label)}</button></form>'
+            if page.form
+            else ""
+        )
+        + f"</main>{script}</body></html>"
+    )
+
+
+def render_results(query: str, hits: Iterable[WebPage]) -> str:
+    """A search's results page: each page found, linked, as the simulator's Chrome lists."""
+    e = html.escape
+    items = "".join(
+        f'<p><a href="{e(p.url)}">{e(p.title)}</a><br><small>{e(p.url)}</small><br>'
+        f"{e(' '.join(p.paragraphs)[:140])}</p>"
+        for p in hits
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{e(query)} - Google Search</title><style>{_STYLE}</style></head><body>"
+        f"<main><h1>Results for “{e(query)}”</h1>{items}</main></body></html>"
     )
 
 

@@ -8,6 +8,7 @@ installer), as Chrome hands downloads to the system.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -347,12 +348,7 @@ class Chrome(App):
         return kids
 
     def _results(self, query: str) -> list[Node]:
-        words = [w for w in query.lower().split() if len(w) > 2] or [query.lower()]
-        hits = [
-            p
-            for p in self.os.world.web
-            if any(w in " ".join([p.title, p.heading, *p.paragraphs]).lower() for w in words)
-        ]
+        hits = search_hits(query, self.os.world.web)
         kids: list[Node] = [
             text(f"Results for “{query}”", size=20, weight=500, pad=(20, 16, 20, 8))
         ]
@@ -461,7 +457,7 @@ class Chrome(App):
         self.os.world.browser_history.clear()
 
     def _download(self, page: WebPage, entry: FileEntry) -> None:
-        url = _download_url(page.url, entry.path)
+        url = download_url(page.url, entry.path)
         self.os.log("link_opened", url=url, source="download")
         self.last_download = self.os.download(url, entry.name, entry.content)
 
@@ -500,17 +496,28 @@ def search_query(url: str) -> str | None:
     return parse_qs(urlsplit(url).query).get("q", [""])[0]
 
 
-def search_title(url: str) -> str:
-    query = search_query(url)
-    return f"{query} - Google Search" if query is not None else ""
+def search_hits(query: str, pages: Iterable[WebPage]) -> list[WebPage]:
+    """The pages a search finds: those with a word of the query (three letters or more) in
+    their title, heading or text, in the web's order."""
+    words = [w for w in query.lower().split() if len(w) > 2] or [query.lower()]
+    return [
+        p
+        for p in pages
+        if any(w in " ".join([p.title, p.heading, *p.paragraphs]).lower() for w in words)
+    ]
 
 
-def _download_url(page_url: str, path: str) -> str:
+def download_url(page_url: str, path: str) -> str:
     """Where a page's download lives: a full URL as given, a path on the page's site."""
     if "://" in path:
         return path
     parts = urlsplit(page_url)
     return f"{parts.scheme or 'https'}://{parts.netloc}/{path.lstrip('/')}"
+
+
+def search_title(url: str) -> str:
+    query = search_query(url)
+    return f"{query} - Google Search" if query is not None else ""
 
 
 def _size(size: int) -> str:
