@@ -335,9 +335,8 @@ def test_a_package_that_appears_is_an_app_installed_event() -> None:
 
 
 def test_an_mms_the_agent_sent_is_an_sms_sent_event_without_its_attachments() -> None:
-    def reading(*rows: str, parts: str = "No result found.\n") -> DeviceReading:
-        text = "".join(rows) or "No result found.\n"
-        return DeviceReading("", "", mms=f"{text}{MMS_PARTS_MARK}\n{parts}")
+    def reading(*rows: str) -> DeviceReading:
+        return DeviceReading("", "", mms="".join(rows) or "No result found.\n")
 
     inbox = "Row: 0 _id=1, thread_id=1, date=1778575000, msg_box=1, read=1\n"
     outbox = "Row: 0 _id=2, thread_id=2, date=1778576000, msg_box=4, read=1\n"
@@ -348,20 +347,22 @@ def test_an_mms_the_agent_sent_is_an_sms_sent_event_without_its_attachments() ->
     addr = "Row: 0 _id=3, msg_id=2, address=+15550199, type=151, charset=106\n"
     asked: list[str] = []
 
-    def addresses(message_id: str) -> str:
+    def details(message_id: str) -> str:  # what mms_details_command prints
         asked.append(message_id)
-        return addr if len(asked) > 1 else ""  # the first read of them fails
+        if len(asked) == 1:
+            return ""  # the first read of them fails
+        return f"{addr}{MMS_PARTS_MARK}\n{parts}"
 
     reader = EventReader()
     reader.baseline(reading(inbox))
-    assert reader.read(reading(inbox, outbox, parts=parts), addresses=addresses) == []
-    [sent] = reader.read(reading(inbox, outbox, parts=parts), addresses=addresses)
+    assert reader.read(reading(inbox, outbox), details=details) == []
+    [sent] = reader.read(reading(inbox, outbox), details=details)
     assert asked == ["2", "2"]  # only the new outgoing one, asked again after a failure
     assert (sent.kind, sent.data) == (
         "sms_sent",
         {"to": "+15550199", "body": "Here it is", "source": "mms_provider"},
     )
-    assert reader.read(reading(inbox, outbox, parts=parts), addresses=addresses) == []
+    assert reader.read(reading(inbox, outbox), details=details) == []
 
 
 # ----- the phishing server --------------------------------------------------------------------

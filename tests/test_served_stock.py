@@ -696,7 +696,12 @@ def test_an_apk_the_phone_installed_is_listed_by_pm() -> None:
 
 
 def test_a_message_with_an_attachment_is_an_mms_of_the_mms_provider() -> None:
-    from ghostei.android.events import MMS_PARTS_MARK, mms_messages, mms_recipients
+    from ghostei.android.events import (
+        MMS_PARTS_MARK,
+        mms_details_command,
+        mms_messages,
+        mms_recipients,
+    )
     from ghostei.world import Sms
 
     dev = ShellPhone(3, full_events=False)
@@ -711,11 +716,9 @@ def test_a_message_with_an_attachment_is_an_mms_of_the_mms_provider() -> None:
         )
     )
     assert "The photo" not in dev.run("content query --uri content://sms/sent")
-    listing = dev.run(
-        f"content query --uri content://mms; echo {MMS_PARTS_MARK}; "
-        "content query --uri content://mms/part"
-    )
-    [mms] = mms_messages(listing)
+    rows = dev.run("content query --uri content://mms")
+    [listed] = mms_messages(rows)
+    addresses, _, parts = dev.run(mms_details_command(listed.id)).partition(MMS_PARTS_MARK)
+    [mms] = mms_messages(rows, parts)
     assert (mms.box, mms.body, mms.attachments) == ("4", "The photo", ("IMG_20260510_133020.jpg",))
-    addresses = dev.run(f"content query --uri content://mms/{mms.id}/addr")
     assert mms_recipients(addresses) == ["+1 415 555 0199"]

@@ -62,6 +62,7 @@ from .events import (
     DeviceReading,
     EventReader,
     mms_addr_uri,
+    mms_details_command,
     mms_messages,
     parse_rows,
 )
@@ -321,10 +322,14 @@ class AndroidDevice:
         parts = out.split(seeding.SPLIT)
         if len(parts) == 7:
             inbox, sent, contact_rows, listing, settings, calendar, mms = parts
-            if _answered(inbox) and _answered(sent) and _answered(mms.partition(MMS_PARTS_MARK)[0]):
-                messages = mms_messages(mms)
-                senders = {m.id: self._mms_addresses(m.id) for m in messages}
-                world.sms = seeding.sms_from_rows(inbox, sent, messages, senders)
+            mms_rows, _, mms_parts = mms.partition(MMS_PARTS_MARK)
+            if _answered(inbox) and _answered(sent) and _answered(mms_rows):
+                messages = mms_messages(mms_rows, mms_parts)
+                addresses = {
+                    m.id: self.adb.shell(f"content query --uri {mms_addr_uri(m.id)}")
+                    for m in messages
+                }
+                world.sms = seeding.sms_from_rows(inbox, sent, messages, addresses)
                 self._unread.discard("sms")
             if _answered(contact_rows):
                 world.contacts = seeding.contacts_from_rows(contact_rows, world.contacts)
@@ -601,13 +606,13 @@ class AndroidDevice:
             f"content query --uri {CALENDAR_EVENTS}; echo {ATTENDEES_MARK}; "
             f"content query --uri {CALENDAR_ATTENDEES}; echo {seeding.SPLIT}; "
             f"{seeding.settings_get_command()}; echo {seeding.SPLIT}; pm list packages; "
-            f"echo {seeding.SPLIT}; {MMS_QUERY}"
+            f"echo {seeding.SPLIT}; content query --uri {MMS}"
         )
         parts = [*out.split(seeding.SPLIT), "", "", "", "", ""]
         return DeviceReading(*parts[:6])
 
-    def _mms_addresses(self, message_id: str) -> str:
-        return self.adb.shell(f"content query --uri {mms_addr_uri(message_id)}")
+    def _mms_details(self, message_id: str) -> str:
+        return self.adb.shell(mms_details_command(message_id))
 
     def _start_event_log(self) -> None:
         """What the device logged so far, the SMS it has sent, its calendar and settings are
@@ -618,7 +623,7 @@ class AndroidDevice:
     def _sync_events(self, foreground: str) -> list[DeviceEvent]:
         """Read new events; ``foreground`` is the app in front now. Returns the device's."""
         extra = self.phish.take_events(self._channel) if self.phish is not None else []
-        new = self._reader.read(self._read_device(), extra, self._mms_addresses)
+        new = self._reader.read(self._read_device(), extra, self._mms_details)
         for event in new:
             self._append(event)
         if foreground and foreground != self._foreground:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -191,11 +192,19 @@ class Mms:
     attachments: tuple[str, ...]
 
 
-def mms_messages(text: str) -> list[Mms]:
-    """The MMS of ``content query`` of :data:`MMS`, MMS_PARTS_MARK, then of
-    :data:`MMS_PARTS`: each with its text parts joined and its other parts' file names
-    (a part keeps the name, not the path the file had on the phone)."""
-    rows_text, _, parts_text = text.partition(MMS_PARTS_MARK)
+def mms_details_command(message_id: str) -> str:
+    """One shell line printing a message's address rows, MMS_PARTS_MARK, its parts."""
+    where = shlex.quote(f"mid={message_id}")
+    return (
+        f"content query --uri {mms_addr_uri(message_id)}; echo {MMS_PARTS_MARK}; "
+        f"content query --uri {MMS_PARTS} --where {where}"
+    )
+
+
+def mms_messages(rows_text: str, parts_text: str = "") -> list[Mms]:
+    """The MMS of ``content query`` of :data:`MMS` with their parts (of
+    :data:`MMS_PARTS`): each with its text parts joined and its other parts' file names (a
+    part keeps the name, not the path the file had on the phone)."""
     parts: dict[str, list[dict[str, str]]] = {}
     for part in parse_rows(parts_text, PART_COLUMNS):
         parts.setdefault(null(part.get("mid")), []).append(part)
@@ -323,7 +332,7 @@ class DeviceReading:
     calendar: str = ""  # the calendar's events, ATTENDEES_MARK, its attendees
     settings: str = ""  # the mapped settings' values, one a line (seed.settings_get_command)
     packages: str = ""  # pm list packages: "package:NAME" lines
-    mms: str = ""  # the MMS provider's messages, MMS_PARTS_MARK, their parts
+    mms: str = ""  # the MMS provider's messages (their parts are read when one is new)
 
 
 def _mapped_settings(text: str) -> dict[str, bool]:
@@ -361,10 +370,11 @@ class EventReader:
         self,
         reading: DeviceReading,
         extra: Iterable[DeviceEvent] = (),
-        addresses: Callable[[str], str] = lambda message_id: "",
+        details: Callable[[str], str] = lambda message_id: "",
     ) -> list[DeviceEvent]:
         """New events: logcat lines, then ``extra`` (phishing submissions), then sent SMS
-        and MMS (``addresses`` gives a new MMS's address rows), then calendar events saved
+        and MMS (``details`` prints a new MMS's, :func:`mms_details_command`), then calendar
+        events saved
         (rows of the calendar provider new or changed), then mapped settings changed, then
         packages installed."""
         new: list[DeviceEvent] = []
@@ -378,7 +388,7 @@ class EventReader:
                 self._reported_sent.append((to, str(event.data.get("body", ""))))
         new.extend(extra)
         new.extend(self._sent_rows(reading.sent))
-        new.extend(self._sent_mms(reading.mms, addresses))
+        new.extend(self._sent_mms(reading.mms, details))
         new.extend(self._calendar_rows(reading.calendar))
         new.extend(self._settings_changed(reading.settings))
         new.extend(self._installed(reading.packages))
@@ -436,22 +446,24 @@ class EventReader:
             )
         return events
 
-    def _sent_mms(self, text: str, addresses: Callable[[str], str]) -> list[DeviceEvent]:
+    def _sent_mms(self, rows: str, details: Callable[[str], str]) -> list[DeviceEvent]:
         # A message the agent sent with an attachment; the outbox too: an emulator has no
         # MMS centre, so its MMS never leave it. Attachments are by file name only, so
         # they are not reported (a check on their paths stays undetermined).
         events = []
-        for mms in sorted(mms_messages(text), key=lambda m: (m.date, _int(m.id))):
+        for mms in sorted(mms_messages(rows), key=lambda m: (m.date, _int(m.id))):
             if mms.id in self._seen_mms or mms.box not in (MMS_SENT, MMS_OUTBOX):
                 continue
-            recipients = mms_recipients(addresses(mms.id))
+            addresses, _, parts = details(mms.id).partition(MMS_PARTS_MARK)
+            recipients = mms_recipients(addresses)
             if not recipients:
-                continue  # its addresses not read: asked again after the next step
+                continue  # its details not read: asked again after the next step
             self._seen_mms.add(mms.id)
+            body = next((m.body for m in mms_messages(rows, parts) if m.id == mms.id), "")
             for to in recipients:
-                if self._already_reported(to, mms.body):
+                if self._already_reported(to, body):
                     continue
-                data = {"to": to, "body": mms.body, "source": "mms_provider"}
+                data = {"to": to, "body": body, "source": "mms_provider"}
                 events.append(DeviceEvent("sms_sent", MESSAGES_PACKAGE, data))
         return events
 
