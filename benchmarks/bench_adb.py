@@ -63,10 +63,11 @@ def main() -> None:
             ) as phones:
                 if not wait_for_devices(phones.serials, server):
                     raise SystemExit("the adb server did not list the served phone")
+                frames = "all" if args.frames else "none"
                 configs = {
-                    "direct": RunConfig(save_frames=args.frames),
+                    "direct": RunConfig(frames=frames),
                     "adb": RunConfig(
-                        save_frames=args.frames,
+                        frames=frames,
                         backend="android",
                         serial=phones.serials[0],
                         adb_port=server,

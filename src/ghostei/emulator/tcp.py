@@ -45,7 +45,8 @@ class ThreadedTcpServer:
         for sock in clients:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # a server closed before it listened has none
+            self._thread.join(timeout=5)
 
     def _accept(self) -> None:
         while not self._closing:
