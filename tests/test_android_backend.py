@@ -35,15 +35,10 @@ from ghostei.android.console import (
     parse_snapshot_list,
 )
 from ghostei.android.device import AndroidDevice, DeviceError, type_command
-from ghostei.android.events import (
-    MMS_PARTS_MARK,
-    DeviceReading,
-    EventReader,
-    parse_logcat,
-    parse_rows,
-)
+from ghostei.android.events import DeviceReading, EventReader, parse_logcat
 from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
+from ghostei.android.providers import MMS_PARTS_MARK, parse_rows
 from ghostei.android.seed import FILES_LISTED, SPLIT
 from ghostei.android.web import FLAGS_FILE, chrome_flags, parse_chrome_flags
 from ghostei.device import OverlaySpec
@@ -264,7 +259,7 @@ def test_logcat_lines_become_events_and_broken_ones_are_skipped() -> None:
 
 
 def test_content_rows_keep_commas_and_line_breaks_inside_values() -> None:
-    from ghostei.android.events import SMS_COLUMNS
+    from ghostei.android.providers import SMS_COLUMNS
 
     rows = parse_rows(data("sms-sent.txt"), SMS_COLUMNS)
     assert rows[0]["body"] == "Running late, see you at 7, ok=fine"

@@ -661,7 +661,8 @@ def test_a_calendar_event_saved_is_read_from_the_calendar_provider(tmp_path: Pat
 
 
 def test_calendar_rows_become_events_once_per_change() -> None:
-    from ghostei.android.events import ATTENDEES_MARK, DeviceReading, EventReader
+    from ghostei.android.events import DeviceReading, EventReader
+    from ghostei.android.providers import ATTENDEES_MARK
 
     def rows(*events: str, guests: str = "") -> str:
         return "\n".join(events) + f"\n{ATTENDEES_MARK}\n" + (guests or "No result found.")
@@ -696,7 +697,7 @@ def test_an_apk_the_phone_installed_is_listed_by_pm() -> None:
 
 
 def test_a_message_with_an_attachment_is_an_mms_of_the_mms_provider() -> None:
-    from ghostei.android.events import (
+    from ghostei.android.providers import (
         MMS_PARTS_MARK,
         mms_details_command,
         mms_messages,

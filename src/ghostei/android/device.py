@@ -51,25 +51,23 @@ from .apps import (
     PackageMap,
 )
 from .console import ConsoleError, EmulatorConsole, console_port
-from .events import (
+from .events import DeviceEvent, DeviceReading, EventReader
+from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER, SPEAK_PASSWORD
+from .hierarchy import DumpError, Screen, parse_dump
+from .observability import with_pages
+from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
+from .providers import (
     ATTENDEES_MARK,
     CALENDAR_ATTENDEES,
     CALENDAR_EVENTS,
     MMS,
     MMS_PARTS,
     MMS_PARTS_MARK,
-    DeviceEvent,
-    DeviceReading,
-    EventReader,
     mms_addr_uri,
     mms_details_command,
     mms_messages,
     parse_rows,
 )
-from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER, SPEAK_PASSWORD
-from .hierarchy import DumpError, Screen, parse_dump
-from .observability import with_pages
-from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
 from .transport import AdbError, AdbTransport, AdbutilsTransport
 
 OVERLAY_ACTION = "com.example.broadcast.UPDATE_POPUP"

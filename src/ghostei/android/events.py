@@ -1,26 +1,27 @@
 """Reading the semantic events of an Android device.
 
-Three sources, merged into the episode's event log after every step:
+The sources, merged into the episode's event log after every step:
 
 - logcat lines of the ``GhostEI`` tag. Our helper app prints one for each overlay it shows and
-  each answer to it (:data:`HELPER_EVENTS`); the served (simulated) phone prints the same lines
-  (every event of its log with ``ghostei device serve --full-events``).
+  each answer to it, and for what its accessibility service and notification listener see
+  (:data:`HELPER_EVENTS`); the served (simulated) phone prints the same lines (every event of
+  its log with ``ghostei device serve --full-events``).
   A line is ``MM-DD HH:MM:SS.mmm  PID  TID I GhostEI : {"kind":…, "package":…, "data":{…}}``
   (``-v threadtime``; the JSON may carry a ``seq``). ``logcat -d`` prints the whole buffer each
   time, so lines already read are skipped.
-- the loopback phishing server's submissions (see :mod:`.phish`).
-- new rows of ``content query --uri content://sms/sent``: an SMS the agent sent through any
-  messaging app. A row already reported as an ``sms_sent`` logcat event is not added again.
+- the loopback web server's visits, keystrokes and submissions (see :mod:`.phish`).
+- the content providers (:mod:`.providers`): new rows of ``content://sms/sent`` and new sent
+  MMS (an SMS the agent sent through any messaging app; one already reported by a logcat
+  ``sms_sent`` is not added again), new or changed calendar events; the mapped settings that
+  changed; packages that appeared in ``pm list packages``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from ..events import EVENT_KINDS
@@ -28,6 +29,22 @@ from ..observability import EventScope, scope
 from ..world import same_number
 from .apps import MESSAGES_PACKAGE
 from .helper import HELPER_PACKAGE
+from .providers import (
+    CALENDAR_PACKAGE,
+    MMS_OUTBOX,
+    MMS_PARTS_MARK,
+    MMS_SENT,
+    SETTINGS_PACKAGE,
+    SMS_COLUMNS,
+    as_int,
+    calendar_entries,
+    installed_packages,
+    mms_messages,
+    mms_recipients,
+    null,
+    parse_rows,
+)
+from .seed import settings_values
 
 LOGCAT_TAG = "GhostEI"
 PACKAGE_INSTALLER = "com.google.android.packageinstaller"  # who installs an APK
@@ -89,14 +106,6 @@ _THREADTIME = re.compile(
 )
 # brief (logcat's default without -v): "I/GhostEI( 1234): {...}"
 _BRIEF = re.compile(r"^[VDIWEF]/" + LOGCAT_TAG + r"\s*\(\s*\d+\): (?P<msg>.*)$")
-# The columns of Android's SMS provider, so a body holding ", x=" is not split there.
-SMS_COLUMNS = frozenset(
-    (
-        *("_id", "thread_id", "address", "person", "date", "date_sent", "protocol", "read"),
-        *("status", "type", "reply_path_present", "subject", "body", "service_center"),
-        *("locked", "sub_id", "error_code", "creator", "seen"),
-    )
-)
 
 
 @dataclass(frozen=True)
@@ -144,185 +153,6 @@ def _event_of(msg: str, stamp: str) -> DeviceEvent | None:
     )
 
 
-# CalendarContract.Events, as `content query --uri content://com.android.calendar/events`
-# prints them: what the backend reads after every step (times in ms since the epoch, UTC).
-CALENDAR_EVENTS = "content://com.android.calendar/events"
-CALENDAR_ATTENDEES = "content://com.android.calendar/attendees"
-ATTENDEE_COLUMNS = ("_id", "event_id", "attendeeEmail", "attendeeName")
-ATTENDEES_MARK = "__GHOSTEI_ATTENDEES__"  # between the two queries' outputs
-CALENDAR_PACKAGE = "com.google.android.calendar"
-SETTINGS_PACKAGE = "com.android.settings"
-CALENDAR_COLUMNS = (
-    *("_id", "calendar_id", "title", "dtstart", "dtend", "eventLocation", "description"),
-    *("allDay", "deleted", "eventTimezone"),
-)
-
-
-# The MMS provider: a message with an attachment is an MMS, not a row of content://sms.
-MMS = "content://mms"
-MMS_PARTS = "content://mms/part"
-MMS_PARTS_MARK = "__GHOSTEI_MMS_PARTS__"  # between the messages' rows and their parts' rows
-MMS_COLUMNS = (
-    *("_id", "thread_id", "date", "date_sent", "msg_box", "read", "seen", "sub", "ct_t"),
-    *("m_type", "m_id", "tr_id", "st", "creator"),
-)
-PART_COLUMNS = (
-    *("_id", "mid", "seq", "ct", "name", "chset", "cd", "fn", "cid", "cl", "ctt_s", "ctt_t"),
-    *("_data", "text"),
-)
-ADDR_COLUMNS = ("_id", "msg_id", "contact_id", "address", "type", "charset")
-MMS_INBOX, MMS_SENT, MMS_OUTBOX = "1", "2", "4"  # msg_box values
-ADDR_FROM, ADDR_TO = "137", "151"  # an address row's type (PduHeaders FROM, TO)
-
-
-def mms_addr_uri(message_id: str) -> str:
-    """The provider's URI of one message's addresses."""
-    return f"{MMS}/{message_id}/addr"
-
-
-@dataclass(frozen=True)
-class Mms:
-    """An MMS as the provider holds it: its box, time, text and attachments' names."""
-
-    id: str
-    box: str
-    date: int  # seconds since the epoch (the MMS provider's unit)
-    read: bool
-    body: str
-    attachments: tuple[str, ...]
-
-
-def mms_details_command(message_id: str) -> str:
-    """One shell line printing a message's address rows, MMS_PARTS_MARK, its parts."""
-    where = shlex.quote(f"mid={message_id}")
-    return (
-        f"content query --uri {mms_addr_uri(message_id)}; echo {MMS_PARTS_MARK}; "
-        f"content query --uri {MMS_PARTS} --where {where}"
-    )
-
-
-def mms_messages(rows_text: str, parts_text: str = "") -> list[Mms]:
-    """The MMS of ``content query`` of :data:`MMS` with their parts (of
-    :data:`MMS_PARTS`): each with its text parts joined and its other parts' file names (a
-    part keeps the name, not the path the file had on the phone)."""
-    parts: dict[str, list[dict[str, str]]] = {}
-    for part in parse_rows(parts_text, PART_COLUMNS):
-        parts.setdefault(null(part.get("mid")), []).append(part)
-    found = []
-    for row in parse_rows(rows_text, MMS_COLUMNS):
-        mine = sorted(parts.get(null(row.get("_id")), []), key=lambda p: _int(p.get("seq")))
-        body = "\n".join(null(p.get("text")) for p in mine if null(p.get("ct")) == "text/plain")
-        files = tuple(
-            null(p.get("name")) or null(p.get("cl"))
-            for p in mine
-            if null(p.get("ct")) not in ("text/plain", "application/smil")
-        )
-        found.append(
-            Mms(
-                null(row.get("_id")),
-                null(row.get("msg_box")),
-                _int(null(row.get("date"))),
-                null(row.get("read")) != "0",
-                body,
-                files,
-            )
-        )
-    return found
-
-
-def mms_recipients(text: str) -> list[str]:
-    """The TO addresses among a message's address rows."""
-    return [
-        null(r.get("address"))
-        for r in parse_rows(text, ADDR_COLUMNS)
-        if null(r.get("type")) == ADDR_TO
-    ]
-
-
-def mms_sender(text: str) -> str:
-    """The FROM address among a message's address rows."""
-    return next(
-        (
-            null(r.get("address"))
-            for r in parse_rows(text, ADDR_COLUMNS)
-            if null(r.get("type")) == ADDR_FROM
-        ),
-        "",
-    )
-
-
-def calendar_entries(text: str) -> dict[str, dict[str, Any]]:
-    """The calendar's events by row ``_id`` (deleted rows left out), each as an
-    ``event_saved`` event's data (a world ``CalendarEvent``'s fields but its id), from the
-    events' rows, ATTENDEES_MARK, then their attendees' rows."""
-    events_text, _, attendees_text = text.partition(ATTENDEES_MARK)
-    guests: dict[str, list[str]] = {}
-    for row in parse_rows(attendees_text, ATTENDEE_COLUMNS):
-        guests.setdefault(row.get("event_id", ""), []).append(null(row.get("attendeeEmail")))
-    return {
-        row.get("_id", ""): _saved(row, sorted(guests.get(row.get("_id", ""), [])))
-        for row in parse_rows(events_text, CALENDAR_COLUMNS)
-        if null(row.get("deleted")) != "1"
-    }
-
-
-def _saved(row: Mapping[str, str], guests: list[str]) -> dict[str, Any]:
-    """An ``event_saved`` event's data from a calendar row and its guests' addresses."""
-
-    def when(column: str) -> str:
-        ms = null(row.get(column))
-        if not ms.lstrip("-").isdigit():
-            return ""
-        moment = datetime.fromtimestamp(int(ms) // 1000, UTC).replace(tzinfo=None)
-        return moment.isoformat(timespec="minutes")
-
-    return {
-        "title": null(row.get("title")),
-        "start": when("dtstart"),
-        "end": when("dtend"),
-        "location": null(row.get("eventLocation")),
-        "description": null(row.get("description")),
-        "all_day": null(row.get("allDay")) == "1",
-        "attendees": guests,
-    }
-
-
-def parse_rows(text: str, columns: Iterable[str] | None = None) -> list[dict[str, str]]:
-    """The rows ``content query`` prints: ``Row: 0 _id=1, address=…, body=…``.
-
-    Android joins ``key=value`` pairs with ``", "`` without quoting, so a value may itself hold
-    ``", x="``; with ``columns`` given, only known column names start a new pair.
-    """
-    known = frozenset(columns) if columns is not None else None
-    texts: list[str] = []
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
-        m = re.match(r"^Row: \d+ (.*)$", line)
-        if m is not None:
-            texts.append(m.group(1))
-        elif texts:
-            texts[-1] += "\n" + line  # a value with a line break (an SMS body)
-    return [_row(t, known) for t in texts]
-
-
-def _row(text: str, known: frozenset[str] | None) -> dict[str, str]:
-    row: dict[str, str] = {}
-    last = ""
-    for part in re.split(r", (?=[A-Za-z_][A-Za-z0-9_]*=)", text):
-        key, sep, value = part.partition("=")
-        if sep and (known is None or key in known):
-            row[key] = value
-            last = key
-        elif last:
-            row[last] += ", " + part
-    return row
-
-
-def null(value: str | None) -> str:
-    """``content query`` prints a missing value as ``NULL``."""
-    return "" if value is None or value == "NULL" else value
-
-
 @dataclass(frozen=True)
 class DeviceReading:
     """What the backend reads of a device after each step, source by source (raw text)."""
@@ -333,12 +163,6 @@ class DeviceReading:
     settings: str = ""  # the mapped settings' values, one a line (seed.settings_get_command)
     packages: str = ""  # pm list packages: "package:NAME" lines
     mms: str = ""  # the MMS provider's messages (their parts are read when one is new)
-
-
-def _mapped_settings(text: str) -> dict[str, bool]:
-    from .seed import settings_values  # seed parses provider rows with this module
-
-    return settings_values(text)
 
 
 class EventReader:
@@ -362,7 +186,7 @@ class EventReader:
         self._reported_sent = []
         self._calendar = {}
         self._calendar_rows(reading.calendar)
-        self._settings = _mapped_settings(reading.settings)
+        self._settings = settings_values(reading.settings)
         self._packages = installed_packages(reading.packages)
         self._seen_mms = {m.id for m in mms_messages(reading.mms)}
 
@@ -407,7 +231,7 @@ class EventReader:
         ]
 
     def _settings_changed(self, text: str) -> list[DeviceEvent]:
-        values = _mapped_settings(text)
+        values = settings_values(text)
         events = [
             DeviceEvent("setting_changed", SETTINGS_PACKAGE, {"setting": name, "value": value})
             for name, value in values.items()
@@ -427,7 +251,7 @@ class EventReader:
     def _sent_rows(self, sent_text: str) -> list[DeviceEvent]:
         rows = parse_rows(sent_text, SMS_COLUMNS)
         # The provider lists newest first; events go in the order the messages were sent.
-        rows.sort(key=lambda r: (_int(r.get("date")), _int(r.get("_id"))))
+        rows.sort(key=lambda r: (as_int(r.get("date")), as_int(r.get("_id"))))
         events: list[DeviceEvent] = []
         for row in rows:
             row_id = row.get("_id", "")
@@ -451,7 +275,7 @@ class EventReader:
         # MMS centre, so its MMS never leave it. Attachments are by file name only, so
         # they are not reported (a check on their paths stays undetermined).
         events = []
-        for mms in sorted(mms_messages(rows), key=lambda m: (m.date, _int(m.id))):
+        for mms in sorted(mms_messages(rows), key=lambda m: (m.date, as_int(m.id))):
             if mms.id in self._seen_mms or mms.box not in (MMS_SENT, MMS_OUTBOX):
                 continue
             addresses, _, parts = details(mms.id).partition(MMS_PARTS_MARK)
@@ -473,20 +297,3 @@ class EventReader:
                 del self._reported_sent[i]
                 return True
         return False
-
-
-def installed_packages(text: str) -> set[str] | None:
-    """The packages of ``pm list packages``, or None when it listed none (no answer)."""
-    found = {
-        line.strip()[len("package:") :]
-        for line in text.splitlines()
-        if line.strip().startswith("package:")
-    }
-    return found or None
-
-
-def _int(value: str | None) -> int:
-    try:
-        return int(value or 0)
-    except ValueError:
-        return 0

@@ -14,10 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..world import CalendarEvent, Contact, FileEntry, Settings, Sms
-from .events import (
+from .providers import (
     MMS_INBOX,
     SMS_COLUMNS,
     Mms,
+    as_int,
+    calendar_entries,
     mms_recipients,
     mms_sender,
     null,
@@ -158,8 +160,6 @@ def calendar_from_rows(text: str, known: Iterable[CalendarEvent]) -> list[Calend
     """Calendar events from the calendar provider's rows (``events.calendar_entries``). As
     with contacts, ids are the world's where a known event has the same title, and
     ``cal<row id>`` for events the world had not."""
-    from .events import calendar_entries  # events reads rows with this module's parsers
-
     by_title = {e.title.casefold(): e for e in known}
     found: list[CalendarEvent] = []
     for row_id, fields in calendar_entries(text).items():
@@ -225,7 +225,7 @@ def sms_from_rows(
         messages.append((m.date * 1000, sms))
     for text, incoming in ((inbox, True), (sent, False)):
         for row in parse_rows(text, SMS_COLUMNS):
-            date = _int(null(row.get("date")))
+            date = as_int(null(row.get("date")))
             messages.append(
                 (
                     date,
@@ -241,13 +241,6 @@ def sms_from_rows(
             )
     messages.sort(key=lambda m: m[0])
     return [sms for _, sms in messages]
-
-
-def _int(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        return 0
 
 
 def _iso(millis: int) -> str:

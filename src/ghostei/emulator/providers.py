@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..android.events import (
+from ..android.providers import (
     ADDR_FROM,
     ADDR_TO,
     CALENDAR_ATTENDEES,
