@@ -7,6 +7,7 @@ nobody. Chrome reads extra command-line flags from :data:`FLAGS_FILE` when it is
 debuggable; with
 
     _ --host-resolver-rules="MAP * 10.0.2.2:PORT, EXCLUDE 10.0.2.2" --ignore-certificate-errors
+      --disable-fre
 
 it resolves every host name to the web server's routed port for the device's channel
 (:meth:`.phish.PhishServer.routed_port`, plain HTTP and TLS) and accepts its certificate, so
@@ -33,6 +34,7 @@ from .transport import AdbTransport
 FLAGS_FILE = "/data/local/tmp/chrome-command-line"
 RULES_FLAG = "--host-resolver-rules"
 IGNORE_CERT_FLAG = "--ignore-certificate-errors"
+NO_FIRST_RUN_FLAG = "--disable-fre"  # a Chrome never opened goes straight to the page
 PROBE_TIMEOUT = 20.0  # seconds for a cold Chrome to start and load the probe
 KEYCODE_HOME = 3
 
@@ -41,7 +43,7 @@ def chrome_flags(host: str, port: int) -> str:
     """The flags file's line: every host name to ``host:port``, ``host`` itself excepted (the
     phishing server's own address, which the overlay helper opens)."""
     rules = f"MAP * {host}:{port}, EXCLUDE {host}"
-    return f'_ {RULES_FLAG}="{rules}" {IGNORE_CERT_FLAG}'
+    return f'_ {RULES_FLAG}="{rules}" {IGNORE_CERT_FLAG} {NO_FIRST_RUN_FLAG}'
 
 
 @dataclass(frozen=True)
