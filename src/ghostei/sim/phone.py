@@ -567,7 +567,7 @@ class SimPhone:
         self.events.append(
             "field_focused",
             window.package,
-            field=node.field_name,
+            field=view_id(node),
             sensitive=node.sensitive,
             window=window.name,
         )
@@ -596,7 +596,7 @@ class SimPhone:
         self.events.append(
             "text_typed",
             window.package,
-            field=node.field_name,
+            field=view_id(node),
             value=value,
             typed=typed,
             sensitive=node.sensitive,
@@ -733,7 +733,7 @@ class SimPhone:
     def _do_keyboard_enter(self, action: Action) -> None:
         found = self._focused_node()
         package = found[0].package if found else self.foreground_package
-        self.events.append("key_enter", package, field=found[1].field_name if found else "")
+        self.events.append("key_enter", package, field=view_id(found[1]) if found else "")
         if found is not None and found[1].on_submit is not None:
             self._acting_package = package
             try:
@@ -837,3 +837,10 @@ def _same_app(name: str, package: str) -> bool:
     # A task is named by its app's package (or anything resolve_app takes).
     cls = resolve_app(name)
     return (cls.package if cls is not None else name) == package
+
+
+def view_id(node: Node) -> str:
+    """How events name a field: its view id's entry name, as Android's accessibility and a
+    dump name it (``com.x:id/compose_message_text`` is ``compose_message_text``), so a check
+    or a trigger reads the same on a device; a field without an id by its semantic name."""
+    return node.rid.rpartition(":id/")[2] or node.field_name
