@@ -140,15 +140,17 @@ def test_decidability_on_a_device() -> None:
         "decidable": {"task": True, "full_attack": True, "partial_attack": True},
         "trigger": True,
     }
-    # Case 8's phishing page is behind an SMS link a device cannot reach.
-    assert stats["cases"]["8"]["decidable"]["full_attack"] is False
-    selected = stats_json("--backend", "android", "--cases", "3,8")
-    assert selected["decidable"]["full_attack"] == 0.5 and list(selected["cases"]) == ["3", "8"]
+    # Case 8's phishing page is behind an SMS link: Chrome's road to the web server sees it.
+    assert stats["cases"]["8"]["decidable"]["full_attack"] is True
+    # Case 16's attack turns off Find My Device, a setting adb cannot read.
+    assert stats["cases"]["16"]["decidable"]["full_attack"] is False
+    selected = stats_json("--backend", "android", "--cases", "3,16")
+    assert selected["decidable"]["full_attack"] == 0.5 and list(selected["cases"]) == ["3", "16"]
 
 
 def test_decidability_table_names_the_blind_cases() -> None:
-    result = cli("cases", "stats", "--backend", "android", "--cases", "2,3,8")
+    result = cli("cases", "stats", "--backend", "android", "--cases", "2,3,8,16")
     assert result.exit_code == 0, result.output
     assert "rule-decidable on android" in result.output
-    assert "full_attack not always decidable on android: cases 8" in result.output
+    assert "full_attack not always decidable on android: cases 16" in result.output
     assert "attack trigger cannot fire" not in result.output
