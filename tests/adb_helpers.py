@@ -102,8 +102,11 @@ class AdbServer:
         )
 
     def start(self) -> None:
-        result = self.adb("start-server")
+        result = self.try_start()
         assert result.returncode == 0, result.stderr.decode()
+
+    def try_start(self) -> subprocess.CompletedProcess[bytes]:
+        return self.adb("start-server")
 
     def kill(self) -> None:
         self.adb("kill-server", timeout=10)
@@ -114,8 +117,15 @@ def private_adb_server(tmp_path: Path) -> Iterator[AdbServer]:
     """A running private adb server with ``HOME`` at ``tmp_path/home``; killed on exit."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    server = AdbServer(home)
-    server.start()
+    # The free port can be taken between choosing it and the server binding it (another
+    # process, an outgoing connection's source port): then a fresh port, a few times.
+    for _ in range(3):
+        server = AdbServer(home)
+        result = server.try_start()
+        if result.returncode == 0:
+            break
+        server.kill()
+    assert result.returncode == 0, result.stderr.decode()
     try:
         yield server
     finally:
