@@ -55,7 +55,7 @@ from .events import DeviceEvent, DeviceReading, EventReader
 from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER, SPEAK_PASSWORD
 from .hierarchy import DumpError, Screen, parse_dump
 from .observability import with_pages
-from .phish import EMULATOR_HOST_ALIAS, PhishServer, page_path
+from .phish import PhishServer, page_path
 from .providers import (
     ATTENDEES_MARK,
     CALENDAR_ATTENDEES,
@@ -722,15 +722,10 @@ class AndroidDevice:
             self.phish.add_page(page, self._channel)
 
     def _server_host(self, port: int) -> str:
-        """The host name a device reaches the web server's ``port`` at: an emulator the host's
-        loopback as its alias; a USB device its own loopback, through ``adb reverse``."""
-        if console_port(self.serial) is not None:
-            return EMULATOR_HOST_ALIAS
         try:
-            self.adb.reverse(f"tcp:{port}", f"tcp:{port}")
+            return web.server_host(self.adb, self.serial, port)
         except AdbError as exc:
             raise DeviceError(f"adb reverse failed on {self.serial}: {exc}") from exc
-        return "127.0.0.1"
 
     def _road(self) -> web.ChromeRoad:
         assert self.phish is not None

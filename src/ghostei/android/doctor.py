@@ -220,12 +220,7 @@ class Doctor:
         name = "Chrome reaches the web server"
         with PhishServer() as server:
             channel = server.channel("doctor")
-            port = server.routed_port(channel)
-            if console_port(self.serial) is not None:
-                host = EMULATOR_HOST_ALIAS
-            else:
-                self.adb.reverse(f"tcp:{port}", f"tcp:{port}")
-                host = "127.0.0.1"
+            host = web.server_host(self.adb, self.serial, server.routed_port(channel))
             road = web.ChromeRoad(self.adb, server, channel, host, lambda: "")
             if road.prove():
                 return Finding(name, True, f"https://{PROBE_HOST}/ was answered by the host")

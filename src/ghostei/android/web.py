@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from .phish import CHROME_PACKAGE, PROBE_HOST, PhishServer
+from .console import console_port
+from .phish import CHROME_PACKAGE, EMULATOR_HOST_ALIAS, PROBE_HOST, PhishServer
 from .transport import AdbTransport
 
 FLAGS_FILE = "/data/local/tmp/chrome-command-line"
@@ -37,6 +38,15 @@ IGNORE_CERT_FLAG = "--ignore-certificate-errors"
 NO_FIRST_RUN_FLAG = "--disable-fre"  # a Chrome never opened goes straight to the page
 PROBE_TIMEOUT = 20.0  # seconds for a cold Chrome to start and load the probe
 KEYCODE_HOME = 3
+
+
+def server_host(adb: AdbTransport, serial: str, port: int) -> str:
+    """The host name a device reaches the host's ``port`` at: an emulator the host's loopback
+    as its alias; a USB device its own loopback, through ``adb reverse`` (raises AdbError)."""
+    if console_port(serial) is not None:
+        return EMULATOR_HOST_ALIAS
+    adb.reverse(f"tcp:{port}", f"tcp:{port}")
+    return "127.0.0.1"
 
 
 def chrome_flags(host: str, port: int) -> str:

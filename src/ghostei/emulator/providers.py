@@ -126,13 +126,21 @@ def _ms(iso: str) -> int:
     return iso_to_epoch(iso) * 1000
 
 
+def _threads(world: World) -> list[tuple[int, Sms]]:
+    """Each message with its thread id: one thread per other party's number (SMS and MMS
+    share them, as the telephony provider's threads do)."""
+    threads: dict[str, int] = {}
+    found = []
+    for sms in world.sms:
+        key = re.sub(r"\D", "", sms.address)[-10:] or sms.address
+        found.append((threads.setdefault(key, len(threads) + 1), sms))
+    return found
+
+
 def _sms_rows(session: Session, box: str) -> list[Row]:
     table = _table(session)
-    threads: dict[str, int] = {}
     rows: list[Row] = []
-    for sms in session.phone.world.sms:
-        key = re.sub(r"\D", "", sms.address)[-10:] or sms.address
-        thread = threads.setdefault(key, len(threads) + 1)
+    for thread, sms in _threads(session.phone.world):
         if sms.attachments:
             continue  # an MMS: the MMS provider's
         kind = 1 if sms.incoming else 2
@@ -168,14 +176,11 @@ def _sms_rows(session: Session, box: str) -> list[Row]:
 def _mms(session: Session) -> list[tuple[int, int, Sms]]:
     """The world's messages with attachments: (provider id, thread id, message)."""
     table = _table(session)
-    threads: dict[str, int] = {}
-    found = []
-    for sms in session.phone.world.sms:
-        key = re.sub(r"\D", "", sms.address)[-10:] or sms.address
-        thread = threads.setdefault(key, len(threads) + 1)
-        if sms.attachments:
-            found.append((table.sms_id(sms), thread, sms))
-    return found
+    return [
+        (table.sms_id(sms), thread, sms)
+        for thread, sms in _threads(session.phone.world)
+        if sms.attachments
+    ]
 
 
 def _mms_rows(session: Session, box: str) -> list[Row]:
