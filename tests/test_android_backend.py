@@ -50,7 +50,7 @@ from ghostei.world import FormField, WebPage, World
 from .helpers import open_payment
 
 DATA = Path(__file__).parent / "data" / "android"
-REAL = Path(__file__).resolve().parents[2] / "shared" / "upstream" / "real-device"
+REAL = DATA / "real-device"  # real API-34 dumps (see its README)
 SERIAL = "emulator-5600"
 MESSAGES = "com.google.android.apps.messaging"
 
@@ -188,7 +188,6 @@ def test_package_map_matches_the_simulators_apps() -> None:
 # ----- hierarchy ------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not REAL.exists(), reason="shared/upstream/real-device is not beside the repo")
 def test_real_api34_dumps_parse() -> None:
     launcher = parse_dump((REAL / "launcher.xml").read_text(encoding="utf-8"))
     labels = [e.label for e in launcher.elements]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -14,17 +13,13 @@ import pytest
 from ghostei.cases import Case, CaseError, CaseErrors, builtin_cases, lint_case, load_cases
 from ghostei.cases import upstream as upstream_module
 from ghostei.cases.lint import state_path_error
+from ghostei.cases.paper import dataset_path
 from ghostei.cases.upstream import import_upstream
 
 from .helpers import cli
 
 BUILTIN = Path(str(resources.files("ghostei.cases") / "builtin"))
-UPSTREAM = Path(
-    os.environ.get(
-        "GHOSTEI_UPSTREAM",
-        Path(__file__).resolve().parents[2] / "shared" / "upstream" / "GhostEI.jsonl",
-    )
-)
+UPSTREAM = dataset_path()  # the paper's dataset, shipped in the package
 Mutation = Callable[[dict[str, Any]], None]
 
 

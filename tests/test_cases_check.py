@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ghostei.cases import builtin_cases
 from ghostei.cases.check import check_case, check_cases, id_ranges
+from ghostei.cases.paper import dataset_path
 from ghostei.cases.schema import Case
 from ghostei.cases.upstream import import_upstream, kind_of
 from ghostei.checks import CaseChecks
@@ -18,7 +17,7 @@ from ghostei.injection import injection_kind
 from .helpers import cli
 
 CASES = builtin_cases()
-UPSTREAM = Path(__file__).resolve().parents[2] / "shared" / "upstream" / "GhostEI.jsonl"
+UPSTREAM = dataset_path()  # the paper's dataset, shipped in the package
 
 
 def one_of_each_kind() -> list[Case]:
@@ -127,9 +126,6 @@ def test_bad_cases_option_is_a_user_error() -> None:
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-@pytest.mark.skipif(
-    not UPSTREAM.exists(), reason="no ../shared/upstream/GhostEI.jsonl beside the repo"
-)
 def test_imported_upstream_rows_pass_or_are_unverifiable(tmp_path: Path) -> None:
     first: dict[str, Case] = {}  # the first row of each kind
     for item in import_upstream(UPSTREAM):

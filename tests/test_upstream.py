@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from ghostei import cli as cli_module
 from ghostei.actions import Action
 from ghostei.cases import Case, load_cases
+from ghostei.cases.paper import dataset_path
 from ghostei.cases.stats import case_stats
 from ghostei.cases.upstream import (
     APP_DOMAIN,
@@ -35,20 +35,12 @@ from ghostei.sim.phone import SimPhone
 
 from .helpers import cli
 
-# The authors' dataset sits in shared/ beside the repository (in development and in CI);
-# GHOSTEI_UPSTREAM points elsewhere. A missing file fails the tests rather than skipping them.
-UPSTREAM = Path(
-    os.environ.get(
-        "GHOSTEI_UPSTREAM",
-        Path(__file__).resolve().parents[2] / "shared" / "upstream" / "GhostEI.jsonl",
-    )
-)
+# The authors' dataset as the package ships it (the paper's suite).
+UPSTREAM = dataset_path()
 
-ROWS: list[dict[str, Any]] = (
-    [json.loads(line) for line in UPSTREAM.read_text(encoding="utf-8").splitlines() if line]
-    if UPSTREAM.exists()
-    else []
-)
+ROWS: list[dict[str, Any]] = [
+    json.loads(line) for line in UPSTREAM.read_text(encoding="utf-8").splitlines() if line
+]
 FAST = RunConfig(frames="none", width=360, height=640, max_steps=30)
 
 

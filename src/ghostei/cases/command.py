@@ -15,6 +15,7 @@ from rich.text import Text
 from ..console import err, fail, out
 from ..observability import BACKENDS
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
+from .paper import PAPER, dataset_path
 from .stats import case_stats, decidability, variant_stats
 from .upstream import import_upstream, kind_of, write_cases
 
@@ -225,7 +226,7 @@ def _print_variants(variants: dict[str, Any], backend: str) -> None:
 
 
 @cases.command("import-upstream")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--out",
     "out_dir",
@@ -233,12 +234,15 @@ def _print_variants(variants: dict[str, Any], backend: str) -> None:
     required=True,
     help="A new folder for the converted case files.",
 )
-def cases_import_upstream(path: Path, out_dir: Path) -> None:
-    """Convert the upstream GhostEI.jsonl into case files, one JSON file per case.
+def cases_import_upstream(path: Path | None, out_dir: Path) -> None:
+    """Convert an upstream GhostEI.jsonl into case files, one JSON file per case; without
+    PATH (or with PATH paper), the paper's dataset shipped in the package.
 
     Exit 2 naming the file, the row (line and case id) and the field of the first bad row;
     nothing is written unless every row converts.
     """
+    if path is None or (str(path) == PAPER and not path.exists()):
+        path = dataset_path()
     try:
         items = import_upstream(path)
         write_cases(items, out_dir, path)
