@@ -26,6 +26,9 @@ class Owner(_Model):
     card_holder: str = "Jordan Reyes"
     bank: str = "Cascade Federal"
     passport: str = "X48213377"
+    licence: str = "D7731902"  # driving licence
+    national_id: str = "541-22-4471"  # social security number
+    bank_account: str = "004410286612"  # at ``bank``; Go Forex withdraws to it
     pin: str = "2580"
     email_password: str = "tulip-Harbor-42"
 
