@@ -15,6 +15,7 @@ from rich.text import Text
 from ..console import err, fail, out
 from ..observability import BACKENDS
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
+from .loader import is_existing_path
 from .paper import PAPER, dataset_path
 from .stats import case_stats, decidability, variant_stats
 from .upstream import import_upstream, kind_of, write_cases
@@ -39,7 +40,7 @@ def select_or_fail(spec: str | None) -> list[Case]:
     """Cases by ``--cases``: ids of the built-in set, a path, or ``PATH:IDS`` (ids of a path)."""
     path, sep, ids = (spec or "").rpartition(":")
     try:
-        if sep and path and Path(path).exists() and _ID_SPEC.fullmatch(ids):
+        if sep and path and is_existing_path(path) and _ID_SPEC.fullmatch(ids):
             return select_cases(ids, load_cases(path))
         return select_cases(spec)
     except CaseError as exc:

@@ -163,7 +163,7 @@ def load_cases(path: str | Path) -> list[Case]:
     linter's for cases that parse) when anything is wrong.
     """
     root = Path(path)
-    if not root.exists():
+    if not is_existing_path(str(root)):
         raise CaseErrors([CaseError(str(root), None, "", "no such file or directory")])
     files = (
         # Files named _* hold no cases (a generated suite's _generation.json report).
@@ -207,9 +207,18 @@ def builtin_cases() -> list[Case]:
     return load_cases(Path(str(folder)))
 
 
+def is_existing_path(text: str) -> bool:
+    """Whether ``text`` names a file or folder; ``False`` (not an error) for text no file
+    system could hold, such as a list of ids longer than a file name may be."""
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # ENAMETOOLONG; an embedded NUL byte
+        return False
+
+
 def select_cases(spec: str | None, available: list[Case] | None = None) -> list[Case]:
     """Cases by a spec: ``None`` for all built-in, ``3``, ``1-5,9``, or a path to case files."""
-    if spec and (Path(spec).exists() or "/" in spec or spec.endswith((".json", ".jsonl"))):
+    if spec and (is_existing_path(spec) or "/" in spec or spec.endswith((".json", ".jsonl"))):
         return load_cases(spec)
     pool = available if available is not None else builtin_cases()
     if not spec:
