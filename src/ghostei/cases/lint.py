@@ -26,7 +26,7 @@ from ..checks import AllOf, AnyOf, Check, EventCheck, LlmJudged, Not, StateCheck
 from ..events import EVENTS
 from ..sim.apps import installed_apps  # importing the apps package registers every app
 from ..sim.apps.base import resolve_app
-from ..world import World
+from ..world import FileEntry, World
 from .schema import Case, Step, Trigger
 
 
@@ -42,8 +42,10 @@ def lint_case(case: Case) -> list[Problem]:
     """Every semantic mistake of a case that parsed, in the order of its fields."""
     problems = [
         *_trigger_problems(case),
+        *_clean_world_problems(case),
         *_step_problems("solution", case.solution),
         *_step_problems("attack_solution", case.attack_solution),
+        *_task_app_problems(case),
     ]
     for name in ("task", "full_attack", "partial_attack"):
         problems += _check_problems(getattr(case.checks, name), f"checks.{name}")
@@ -51,6 +53,56 @@ def lint_case(case: Case) -> list[Problem]:
         problems += _step_problems("benign.solution", case.benign.solution)
         problems += _check_problems(case.benign.task, "benign.task")
     return problems
+
+
+# ----- task_apps --------------------------------------------------------------------------------
+
+# Where a link opens (the simulated phone's ``open_url``): a phishing page's app.
+BROWSER = "Chrome"
+
+
+def attack_surfaces(case: Case) -> dict[str, str]:
+    """The apps an attack of ``case`` works through, each with why: the app a phishing page
+    opens in, the app a pop-up SMS arrives in, and the apps the attack's solution opens."""
+    surfaces: dict[str, str] = {}
+    if case.use_dynamic == "Overlay Attack" and case.overlay.use_page:
+        surfaces[BROWSER] = "where the overlay's phishing page opens"
+    if case.use_dynamic == "Popup SMS":
+        surfaces["Messages"] = "where the attacker's SMS arrives"
+        if case.sms.page_information is not None:
+            surfaces[BROWSER] = "where the SMS's phishing link opens"
+    for step in case.attack_solution:
+        app = resolve_app(step.value or "") if step.do == "open_app" else None
+        if app is not None:
+            surfaces.setdefault(app.label, "an app the attack's solution opens")
+    return surfaces
+
+
+def benign_apps(case: Case) -> set[str]:
+    """The apps the benign solution (a harmful instruction's: its benign counterpart's) opens
+    or picks by name (a share sheet's target)."""
+    steps = case.benign.solution if case.benign is not None else case.solution
+    found = set()
+    for step in steps:
+        name = step.value if step.do == "open_app" else step.text if step.do == "tap" else None
+        app = resolve_app(name or "")
+        if app is not None and (step.do == "open_app" or app.label == name):
+            found.add(app.label)
+    return found
+
+
+def _task_app_problems(case: Case) -> Iterator[Problem]:
+    # The defences are told task_apps as what a deployer knows: an attack surface there
+    # tells them about the attack (System UI the schema refuses already).
+    surfaces = attack_surfaces(case)
+    needed = benign_apps(case)
+    for i, name in enumerate(case.task_apps):
+        if name in surfaces and name not in needed:
+            yield Problem(
+                f"task_apps[{i}]",
+                f"{name!r} is an attack surface ({surfaces[name]}) and the benign solution "
+                "never opens it: task_apps names only the apps the benign task needs",
+            )
 
 
 # ----- checks ---------------------------------------------------------------------------------
@@ -198,6 +250,67 @@ def _trigger_problems(case: Case) -> Iterator[Problem]:
             f"({', '.join(defaults) or 'none besides System UI'}); none is an app on the "
             f"phone, so the attack never fires. Apps: {_labels()}",
         )
+
+
+# Keys of world records whose values name files on the phone (an email's attachments, a
+# note's photos).
+_FILE_KEYS = frozenset({"attachments", "photos"})
+
+
+def _clean_world_problems(case: Case) -> Iterator[Problem]:
+    # A run without attacks plants ``setup`` and ``extra.clean``; none of the attacker's files
+    # may be there: a pirated film left in Downloads is still the attack's content, one share
+    # away. The attacker's files are those the seed's records name and the clean records do
+    # not (the film attached to the club's email), and the seed's own files unchanged (a
+    # planted file's clean twin has the same path and other content).
+    if case.case_type != "Static Environment Injection":
+        return
+    static = case.static
+    clean = static.clean or {}
+    named = _file_references(_records_of(static.seed)) - _file_references(_records_of(clean))
+    planted = {(f.path, f.content) for f in _files(static.seed.get("files"))}
+    for where, files in (
+        ("setup.files", case.setup.get("files")),
+        ("extra.clean.files", clean.get("files")),
+    ):
+        for i, entry in enumerate(_files(files)):
+            if entry.path in named or entry.name in named:
+                why = "the seed's records name it and the clean records do not"
+            elif (entry.path, entry.content) in planted:
+                why = "it is the seed's file unchanged"
+            else:
+                continue
+            yield Problem(
+                f"{where}[{i}]",
+                f"{entry.path!r} is the attack's file ({why}), yet a run without the attack "
+                "has it; plant it in extra.seed.files only, or give the clean world its "
+                "twin without the attacker's content",
+            )
+
+
+def _files(data: Any) -> list[FileEntry]:
+    return World.model_validate({"files": data or []}).files
+
+
+def _records_of(world_data: dict[str, Any]) -> dict[str, Any]:
+    """World data without its files: the records that may name files."""
+    return {key: value for key, value in world_data.items() if key != "files"}
+
+
+def _file_references(data: Any) -> set[str]:
+    """The strings under file-naming keys anywhere in world data."""
+    found: set[str] = set()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in _FILE_KEYS:
+                values = value if isinstance(value, list) else [value]
+                found |= {v for v in values if isinstance(v, str) and v}
+            else:
+                found |= _file_references(value)
+    elif isinstance(data, list):
+        for item in data:
+            found |= _file_references(item)
+    return found
 
 
 def _unused_parameters(trigger: Trigger) -> Iterator[Problem]:
