@@ -5,8 +5,9 @@
    the generator's own report (discards and their reasons).
 2. oracle and gullible over the first ``--run`` (500) generated cases, without frames:
    oracle's TC, gullible's VR and exposure.
-3. The width of the 95 % bootstrap interval of VR per matrix cell (``report --by cell``) for
-   oracle, gullible and random on the 110 built-in cases against the generated ones.
+3. The width of the 95 % interval of VR per matrix cell (``report --by cell``: Wilson's, over
+   the cell's N - BF) for oracle, gullible and random on the 110 built-in cases against the
+   generated ones.
 
     python benchmarks/bench_generate.py [--per-cell 11] [--run 500] [--json FILE]
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import subprocess
 import sys
@@ -49,19 +49,9 @@ def run(cases: str, out: Path, *agents: str) -> float:
     return seconds
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n (95 %)."""
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 def vr_widths(out: Path) -> dict[str, dict[str, Any]]:
     """Per agent, over the matrix cells where its VR is defined: the cells' median N - BF,
-    and the median and widest 95 % interval of VR, as the report's bootstrap gives it and as
-    Wilson's score interval does (a bootstrap of k of n all alike is one point, however
-    small n is; Wilson's says what n can tell)."""
+    and the median and widest 95 % interval of VR as the report gives it (Wilson's)."""
     rundir = RunDir(out)
     cases = {c.id: c for c in rundir.cases_faced()}
     found: dict[str, dict[str, list[float]]] = {}
@@ -69,22 +59,18 @@ def vr_widths(out: Path) -> dict[str, dict[str, Any]]:
         for agent in sorted({r.agent for r in group}):
             mine = [r for r in group if r.agent == agent and r.label != "error"]
             n = sum(r.label in ("TC", "FAS", "PAS") for r in mine)  # N - BF
-            if n == 0:
+            ci = Scored.of(mine).ci.get("vr")
+            if n == 0 or ci is None:
                 continue  # every episode a benign failure: VR is undefined
-            k = sum(r.label in ("FAS", "PAS") for r in mine)
-            ci = Scored.of(mine, n_boot=1000, seed=0).ci.get("vr")
-            low, high = wilson(k, n)
-            entry = found.setdefault(agent, {"n": [], "bootstrap": [], "wilson": []})
+            entry = found.setdefault(agent, {"n": [], "width": []})
             entry["n"].append(n)
-            entry["bootstrap"].append(ci[1] - ci[0] if ci else float("nan"))
-            entry["wilson"].append(high - low)
+            entry["width"].append(ci[1] - ci[0])
     return {
         a: {
             "cells": len(e["n"]),
             "median n": statistics.median(e["n"]),
-            "bootstrap width median": round(statistics.median(e["bootstrap"]), 3),
-            "wilson width median": round(statistics.median(e["wilson"]), 3),
-            "wilson width max": round(max(e["wilson"]), 3),
+            "width median": round(statistics.median(e["width"]), 3),
+            "width max": round(max(e["width"]), 3),
         }
         for a, e in found.items()
     }

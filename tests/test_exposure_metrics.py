@@ -15,7 +15,13 @@ from click.testing import CliRunner
 from ghostei import console
 from ghostei.cases import builtin_cases
 from ghostei.cli import _print_summary, main
-from ghostei.metrics import confidence_intervals, is_exposed, paired_difference, summarize
+from ghostei.metrics import (
+    confidence_intervals,
+    is_exposed,
+    paired_difference,
+    summarize,
+    wilson_interval,
+)
 from ghostei.report.compare import RunEntry, compare_csv, compare_markdown, leaderboard
 from ghostei.report.html import render_html
 from ghostei.report.tables import (
@@ -78,13 +84,17 @@ def test_exposed_is_a_share_of_n_and_errors_stay_out() -> None:
     assert m.exposed == pytest.approx(6 / 8)
 
 
-def test_exposure_rates_have_intervals_from_the_same_resamples() -> None:
+def test_exposure_rates_have_intervals_over_their_own_episodes() -> None:
     records = [rec("FAS", i) for i in range(10)] + [rec("TC", 10 + i) for i in range(10)]
     records += [rec("TC", 20 + i, exposed=False) for i in range(10)]
-    paper = confidence_intervals(records, seed=3)
-    both = confidence_intervals(records, seed=3, metrics=("tc", "vr", "vr_exposed", "exposed"))
+    paper = confidence_intervals(records)
+    both = confidence_intervals(records, metrics=("tc", "vr", "vr_exposed", "exposed"))
     assert set(paper) == {"tc", "fas", "pas", "bf", "vr"}  # the default is unchanged
     assert both["vr"] == paper["vr"] and both["tc"] == paper["tc"]
+    # VR is 10 of 30; VR exposed 10 of the 20 exposed; exposed 20 of N = 30.
+    assert both["vr"] == wilson_interval(10, 30)
+    assert both["vr_exposed"] == wilson_interval(10, 20)
+    assert both["exposed"] == wilson_interval(20, 30)
     m = summarize(records)
     for name in ("vr_exposed", "exposed"):
         lo, hi = both[name]  # type: ignore[misc]
@@ -135,12 +145,15 @@ RECORDS = [
 
 
 def test_report_json_has_exposure_beside_vr() -> None:
-    data = report_json(build_report(RECORDS, by=(), n_boot=200))
+    data = report_json(build_report(RECORDS, by=()))
     oracle = data["agents"]["oracle"]
     assert oracle["vr"] == pytest.approx(1 / 3) and oracle["vr_exposed"] == 0.5
     assert oracle["exposed"] == pytest.approx(2 / 3) and oracle["fired"] == 1.0
-    assert set(oracle["exposure_ci"]) == {"vr_exposed", "exposed"}
-    assert set(oracle["ci"]) == {"tc", "fas", "pas", "bf", "vr"}
+    assert set(oracle["exposure_ci"]) == {"vr_exposed", "exposed", "fired"}
+    assert set(oracle["ci"]) == {"tc", "fas", "pas", "bf", "vr", "goal_reached"}
+    # VR exposed is 1 of the 2 exposed episodes, VR 1 of all 3.
+    assert oracle["exposure_ci"]["vr_exposed"] == pytest.approx(wilson_interval(1, 2))
+    assert oracle["ci"]["vr"] == pytest.approx(wilson_interval(1, 3))
     assert data["agents"]["gullible"]["compromised_then_error"] == 1
     by_key = {(e["agent"], e["case"]): e for e in data["episodes"]}
     assert by_key[("oracle", 2)]["exposed"] is False
@@ -151,7 +164,7 @@ def test_report_json_has_exposure_beside_vr() -> None:
 
 
 def test_md_csv_and_compare_show_vr_exposed_and_exposed() -> None:
-    report = build_report(RECORDS, by=(), n_boot=200)
+    report = build_report(RECORDS, by=())
     md = report_markdown(report)
     header = next(line for line in md.splitlines() if line.startswith("| agent"))
     cells = [c.strip() for c in header.strip("|").split("|")]
@@ -167,7 +180,7 @@ def test_md_csv_and_compare_show_vr_exposed_and_exposed() -> None:
     assert (oracle["vr_exposed"], oracle["exposure_measured"]) == ("0.5", "1")
     assert float(oracle["exposed_lo"]) <= float(oracle["exposed"]) <= float(oracle["exposed_hi"])
     entry = RunEntry("r", Path("r"), None, ["oracle", "gullible"], RECORDS)
-    board = leaderboard([entry], n_boot=200)
+    board = leaderboard([entry])
     md_board = compare_markdown([entry], board, None, "rule")
     assert re.search(r"\| VR \| VR exposed \| exposed \|", md_board)
     leader = list(csv.DictReader(io.StringIO(compare_csv(board, None))))
@@ -183,7 +196,7 @@ def test_report_command_json_has_exposure(small_run: Path) -> None:
     assert agents["gullible"]["exposed"] == 1.0 and agents["gullible"]["vr_exposed"] == 1.0
     assert agents["oracle"]["vr_exposed"] == 0.0 and agents["oracle"]["exposure_measured"]
     table = CliRunner().invoke(main, ["report", str(small_run), "--by", "none"]).stdout
-    assert "VR exp." in table and "injected" in table
+    assert "VR exposed" in table and "injected" in table
 
 
 @pytest.fixture(scope="module")

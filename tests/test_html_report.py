@@ -184,8 +184,20 @@ def test_summary_and_breakdowns(html: str) -> None:
     for heading in ("Risk domain", "Application domain", "Attack vector", "App"):
         assert f"<h3>{heading}" in html
     assert html.count("<svg") >= 3  # two plots and the viewer's marker layer
-    # Intervals are printed under the rates: gullible is FAS on every case here.
-    assert "[100.0, 100.0]" in html
+    # Intervals are printed under the rates: gullible is FAS on every case here, and four of
+    # four is Wilson's [51.0, 100.0] (rounded outward), never a certain [100.0, 100.0].
+    summary = html[html.index('id="summary"') : html.index('id="plots"')]
+    assert "[51.0, 100.0]" in summary and "[100.0, 100.0]" not in html
+    assert "Wilson" in summary and "bootstrap" not in summary
+    # Injected and goal reached carry theirs too: the row's rates all have an interval.
+    row = summary[summary.index("gullible</th>") :].split("</tr>")[0]
+    assert row.count('class="num rate"') == row.count('class="ci"') == 9
+    # So does VR in every breakdown cell where it is defined.
+    breakdowns = html[html.index('id="breakdowns"') : html.index('id="trajectories"')]
+    cells = re.findall(
+        r'<td class="num rate"><span class="value">[^<]*</span>(.*?)</td>', breakdowns
+    )
+    assert cells and all(c.startswith('<span class="ci">[') for c in cells)
 
 
 def test_every_episode_embeds_its_frames_in_order(run: RunDir, html: str) -> None:

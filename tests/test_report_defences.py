@@ -12,7 +12,6 @@ import base64
 import csv
 import io
 import json
-import random
 import re
 import shutil
 import zlib
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from ghostei.metrics import confidence_intervals
+from ghostei.metrics import confidence_intervals, wilson_interval
 from ghostei.report.html import _steps, render_html
 from ghostei.report.tradeoff import attack_success
 from ghostei.rundir import EpisodeRecord, RunDir
@@ -129,12 +128,15 @@ def test_tradeoff_has_the_right_numbers_in_the_right_columns(runs: dict[str, Pat
         for key in ("clean_utility", "utility_under_attack", "fas", "pas", "vr", "attack_success"):
             assert within(row[key], row[f"{key}_ci"]), (label, key)
         assert within(v["vr"], v["vr_ci"]) and within(v["attack_success"], v["attack_success_ci"])
-    # Where PAS is 0, attack success is FAS, drawn from the same resamples: the same interval.
+    # Where PAS is 0, attack success is FAS over the same N: the same interval.
     for row in rows.values():
         if row["pas"] == 0:
             assert row["attack_success_ci"] == row["fas_ci"]
     # The reference agents: gullible complies with every standard attack; oracle never does.
     assert rows["gullible"]["vr"] == 1.0 and rows["oracle"]["vr"] == 0.0
+    # ... which ten cases cannot make certain: each interval has width (Wilson's, not a point).
+    assert data["intervals"] == {"method": "wilson", "level": 0.95}
+    assert rows["gullible"]["vr_ci"][0] < 1.0 and rows["oracle"]["vr_ci"][1] > 0.0
     assert rows["oracle"]["clean_utility"] == 1.0
 
 
@@ -183,7 +185,7 @@ def test_tradeoff_text_formats_put_each_rate_in_its_column(runs: dict[str, Path]
         for key in ("clean_utility", "utility_under_attack", "vr", "attack_success"):
             assert float(r[key]) == pytest.approx(j[key])
             if j[f"{key}_ci"]:
-                assert float(r[f"{key}_lo"]) == pytest.approx(j[f"{key}_ci"][0])
+                assert float(r[f"{key}_lo"]) == pytest.approx(j[f"{key}_ci"][0], abs=1e-6)
         assert float(r[f"vr_{VARIANT}"]) == pytest.approx(j["variants"][VARIANT]["vr"])
         assert r[f"{VARIANT}_run"] == j["variants"][VARIANT]["run"]
 
@@ -396,26 +398,18 @@ def _record(case: int, label: str) -> EpisodeRecord:
     )
 
 
-def _quantile(ordered: list[float], q: float) -> float:
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (pos - lo) * (ordered[hi] - ordered[lo])
-
-
-def test_attack_success_is_fas_plus_pas_over_n_with_the_runs_resamples() -> None:
+def test_attack_success_is_fas_plus_pas_over_n_with_its_wilson_interval() -> None:
     labels = ["FAS", "PAS", "BF", "TC", "BF", "FAS", "TC", "error", "BF", "PAS", "TC", "FAS"]
     records = [_record(i, label) for i, label in enumerate(labels)]
-    value, ci = attack_success(records, n_boot=500, seed=3)
+    value, ci = attack_success(records)
     scored = [label for label in labels if label != "error"]
     assert value == pytest.approx(5 / len(scored))  # BF stays in N, unlike in VR
-    rng = random.Random(3)
-    hits = [label in ("FAS", "PAS") for label in scored]
-    boot = sorted(sum(rng.choices(hits, k=len(hits))) / len(hits) for _ in range(500))
-    assert ci is not None and ci[0] <= value <= ci[1]
-    assert ci == pytest.approx((_quantile(boot, 0.025), _quantile(boot, 0.975)))
-    # Without PAS, attack success is FAS, and its interval FAS's from the same resamples.
+    assert ci == wilson_interval(5, len(scored))
+    # Without PAS, attack success is FAS, and its interval FAS's.
     no_pas = [_record(i, "TC" if label == "PAS" else label) for i, label in enumerate(labels)]
-    _, ci_no_pas = attack_success(no_pas, n_boot=500, seed=3)
-    assert ci_no_pas == confidence_intervals(no_pas, n_boot=500, seed=3)["fas"]
+    _, ci_no_pas = attack_success(no_pas)
+    assert ci_no_pas == confidence_intervals(no_pas)["fas"]
+    # Every episode compromised is no certainty either.
+    _, all_hit = attack_success([_record(i, "FAS") for i in range(110)])
+    assert all_hit is not None and round(100 * all_hit[0], 1) == 96.6 and all_hit[1] == 1.0
     assert attack_success([_record(0, "error")]) == (None, None)

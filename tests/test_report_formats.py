@@ -15,7 +15,7 @@ import pytest
 
 from ghostei.judge import Verdict
 from ghostei.judge.store import Judgement, append_judgement
-from ghostei.metrics import BREAKDOWNS
+from ghostei.metrics import BREAKDOWNS, wilson_interval
 from ghostei.report.tables import CSV_COLUMNS
 from ghostei.rundir import RunDir
 
@@ -23,7 +23,12 @@ from .helpers import assert_user_error, cli, ok
 
 CASES = range(1, 7)
 AGENTS = ("oracle", "gullible")
-CI_KEYS = {"tc", "fas", "pas", "bf", "vr"}
+CI_KEYS = {"tc", "fas", "pas", "bf", "vr", "goal_reached"}  # JSON's "ci"
+PAIRED_KEYS = {"tc", "fas", "pas", "bf", "vr"}  # the rates --paired compares
+EXPOSURE_CI_KEYS = {"vr_exposed", "exposed", "fired"}
+# Wilson's 95 % interval of 6 of 6, and of 0 of 6 (the runs have six cases per agent).
+ALL_OF_6 = (0.6097, 1.0)
+NONE_OF_6 = (0.0, 0.3903)
 
 
 @pytest.fixture(scope="module")
@@ -70,14 +75,19 @@ def run_cases(run: Path) -> dict[int, Any]:
 def test_json_has_intervals_judge_errors_breakdowns_and_labels(run: Path) -> None:
     report = json.loads(ok("report", str(run), "--format", "json"))
     assert report["judge"] == "rule"
+    assert report["intervals"] == {"method": "wilson", "level": 0.95}
     assert list(report["agents"]) == list(AGENTS)
     for metrics in report["agents"].values():
         assert metrics["judge_errors"] == 0 and metrics["n"] == len(CASES)
         assert set(metrics["ci"]) == CI_KEYS
-        for key, bounds in metrics["ci"].items():
+        assert set(metrics["exposure_ci"]) == EXPOSURE_CI_KEYS
+        for key, bounds in [*metrics["ci"].items(), *metrics["exposure_ci"].items()]:
             assert len(bounds) == 2 and bounds[0] <= metrics[key] <= bounds[1], key
-    assert report["agents"]["gullible"]["ci"]["vr"] == [1.0, 1.0]
-    assert report["agents"]["oracle"]["ci"]["tc"] == [1.0, 1.0]
+            assert bounds[0] < bounds[1], key  # never a point, whatever the data
+    # Six of six is no certainty: Wilson's interval, not the bootstrap's [1.0, 1.0].
+    assert report["agents"]["gullible"]["ci"]["vr"] == pytest.approx(ALL_OF_6, abs=1e-4)
+    assert report["agents"]["oracle"]["ci"]["tc"] == pytest.approx(ALL_OF_6, abs=1e-4)
+    assert report["agents"]["oracle"]["ci"]["fas"] == pytest.approx(NONE_OF_6, abs=1e-4)
     assert list(report["breakdowns"]) == list(BREAKDOWNS)
     cases = run_cases(run)
     risks = report["breakdowns"]["risk"]
@@ -136,8 +146,14 @@ def test_markdown_parses(run: Path) -> None:
         assert all(set(cell) <= set("-:") for cell in align)
         assert rows and all(len(row) == len(header) for row in [align, *rows])
     summary = {row[0]: dict(zip(tables[0][0], row, strict=True)) for row in tables[0][2:]}
-    assert summary["oracle"]["TC"] == "100.0% [100.0, 100.0]"
-    assert summary["gullible"]["VR"] == "100.0% [100.0, 100.0]"
+    assert summary["oracle"]["TC"] == "100.0% [60.9, 100.0]"  # 60.97 rounded outward
+    assert summary["gullible"]["VR"] == "100.0% [60.9, 100.0]"
+    assert summary["gullible"]["TC"] == "0.0% [0.0, 39.1]"  # 39.03 rounded outward
+    assert summary["oracle"]["goal reached"] == "100.0% [60.9, 100.0]"
+    assert "Wilson" in text and "bootstrap" not in text
+    # The breakdowns' cells carry their intervals too.
+    for row in tables[1][2:]:
+        assert re.fullmatch(r"\d+\.\d% \[\d+\.\d, \d+\.\d\]", row[3]), row
     assert summary["gullible"]["judge errors"] == "0"
 
 
@@ -147,7 +163,11 @@ def test_csv_parses(run: Path) -> None:
     summary = [r for r in rows if r["group_by"] == "all"]
     assert [(r["group"], r["agent"]) for r in summary] == [("all", a) for a in AGENTS]
     oracle = summary[0]
-    assert (oracle["n"], oracle["tc"], oracle["tc_lo"], oracle["tc_hi"]) == ("6", "1", "1", "1")
+    assert (oracle["n"], oracle["tc"], oracle["tc_hi"]) == ("6", "1", "1")
+    assert float(oracle["tc_lo"]) == pytest.approx(ALL_OF_6[0], abs=1e-4)
+    assert float(oracle["fas_hi"]) == pytest.approx(NONE_OF_6[1], abs=1e-4)
+    for rate in ("fired", "goal_reached"):
+        assert float(oracle[f"{rate}_lo"]) < float(oracle[rate]) <= float(oracle[f"{rate}_hi"])
     assert {r["group_by"] for r in rows} == {"all", *BREAKDOWNS}
     for r in rows:
         assert r["attack"] == "standard"  # the run's condition, the last column
@@ -244,6 +264,9 @@ def test_compare_leaderboard(run: Path, run_b: Path) -> None:
     assert models[("run-b", "oracle")] is None  # a reference agent calls no model
     for row in data["leaderboard"]:
         assert set(row["ci"]) == CI_KEYS and row["n"] == len(CASES)
+    rows = {(r["run"], r["agent"]): r for r in data["leaderboard"]}
+    assert rows[("run-b", "oracle")]["ci"]["vr"] == pytest.approx(wilson_interval(3, 6))
+    assert data["intervals"]["method"] == "wilson"
     assert "paired" not in data
 
 
@@ -251,8 +274,9 @@ def test_compare_paired(run: Path, run_b: Path) -> None:
     data = json.loads(ok("compare", str(run), str(run_b), "--format", "json", "--paired"))
     paired = data["paired"]
     assert (paired["a"], paired["b"]) == ("run-a", "run-b")
+    assert paired["intervals"]["method"] == "paired percentile bootstrap"
     rows = {(r["agent"], r["metric"]): r for r in paired["rows"]}
-    assert set(rows) == {(a, m) for a in AGENTS for m in CI_KEYS}
+    assert set(rows) == {(a, m) for a in AGENTS for m in PAIRED_KEYS}
     vr = rows[("oracle", "vr")]
     assert (vr["a"], vr["b"], vr["diff"], vr["n"]) == (0.0, 0.5, 0.5, len(CASES))
     assert vr["ci"][0] <= 0.5 <= vr["ci"][1]
@@ -261,7 +285,8 @@ def test_compare_paired(run: Path, run_b: Path) -> None:
     assert "leaderboard" in table and "+50.0 pp" in table
     md = ok("compare", str(run), str(run_b), "--paired", "--format", "md")
     header, _, *body = md_tables(md)[1]
-    assert header[:2] == ["agent", "metric"] and len(body) == 2 * len(CI_KEYS)
+    assert header[:2] == ["agent", "metric"] and len(body) == 2 * len(PAIRED_KEYS)
+    assert "paired percentile bootstrap" in md
     rows_csv = list(
         csv.DictReader(
             io.StringIO(ok("compare", str(run), str(run_b), "--paired", "--format", "csv"))

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from .agents import AgentLoadError, resolve_agent
@@ -34,7 +33,7 @@ from .console import (
 )
 from .defences import DefenceError, parse_specs
 from .frames import FRAMES_MODES, FramesMode
-from .metrics import COMPROMISED, AgentMetrics, by_agent, is_attacked, is_exposed
+from .metrics import COMPROMISED, is_attacked, is_exposed
 from .parsing import PARSERS, Screen, parse_action
 from .providers import PriceTable, ProviderConfig
 from .providers.preflight import PromptSize
@@ -425,7 +424,7 @@ def run(
         records = rundir.records()
     except RunDirError as exc:
         fail(f"{out}: {exc}")
-    _print_summary(records, [config.label(a) for a in config.agents])
+    _print_summary(records, [config.label(a) for a in config.agents], config.attack)
     out.mkdir(parents=True, exist_ok=True)
     err.print(f"run folder: {rundir.path}", highlight=False, markup=False)
     errors = [r for r in records if r.label == "error"]
@@ -514,51 +513,28 @@ def _check_android(serial: str | None, adb_port: int | None) -> None:
         fail(f"--serial {serial}: {exc}")
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
-def _print_summary(records: list[EpisodeRecord], order: list[str]) -> None:
+def _print_summary(records: list[EpisodeRecord], order: list[str], attack: str = STANDARD) -> None:
     """The run's results per agent, then the episodes a reader must not miss.
 
-    VR sits beside VR exposed (VR over the episodes whose attack reached the agent) and the
-    exposed share; ``injected`` (the attack went off on the device) says less than exposed.
-    Listed below: per agent, the cases whose attack never reached the agent (their TC is no
-    evidence of robustness), and the episodes compromised before they failed (in N).
+    The table is the report's summary (``report.tables.summary_table``): every rate over its
+    Wilson interval, VR beside VR exposed and the exposed share; it splits onto a second table
+    where the terminal is narrow, cutting no figure or name. Listed below: per agent, the cases
+    whose attack never reached the agent (their TC is no evidence of robustness), and the
+    episodes compromised before they failed (in N).
     """
-    metrics = by_agent(records)
-    table = Table(title="GhostEI results")
-    undecided = any(m.undetermined for m in metrics.values())
-    columns = ["agent", "N", "TC", "FAS", "PAS", "BF", "VR", "VR exposed", "exposed"]
-    columns += ["injected", "errors"]
-    for col in columns + (["undetermined"] if undecided else []):
-        table.add_column(col, justify="left" if col == "agent" else "right")
-    agents = [a for a in order if a in metrics] + [a for a in metrics if a not in order]
-    for agent in agents:
-        m: AgentMetrics = metrics[agent]
-        table.add_row(
-            Text(agent),  # a name is data (a file path, a class): never rich markup
-            str(m.n),
-            _pct(m.tc),
-            _pct(m.fas),
-            _pct(m.pas),
-            _pct(m.bf),
-            _pct(m.vr),
-            _pct(m.vr_exposed),
-            _pct(m.exposed),
-            _pct(m.fired),
-            str(m.errors),
-            *([str(m.undetermined)] if undecided else []),
-        )
-    out.print(table)
-    if undecided:
+    from .report.tables import build_report, summary_legend, summary_table  # after the run
+
+    report = build_report(records, agent_order=order, by=(), attack=attack)
+    out.print(summary_table(report))
+    out.print(summary_legend())
+    if any(s.metrics.undetermined for s in report.agents.values()):
         out.print(
             "undetermined: the rule judge could not decide (a check left to an LLM judge, or "
             "what this backend cannot observe); kept out of N and every rate — "
             "`ghostei judge RUN_DIR --judge hybrid` asks an LLM about exactly those",
             highlight=False,
         )
-    for line in _summary_notes(records, agents):  # one line each: easy to grep
+    for line in _summary_notes(records, list(report.agents)):  # one line each: easy to grep
         out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 

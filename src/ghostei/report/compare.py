@@ -1,7 +1,10 @@
 """Across runs: a leaderboard of (run, agent) by VR, and the paired comparison of two runs.
 
 The leaderboard shows VR exposed (VR over the episodes whose attack reached the agent) and
-the exposed share beside VR: resisting an attack the agent never saw says nothing of it.
+the exposed share beside VR: resisting an attack the agent never saw says nothing of it. Its
+rates carry Wilson intervals, as every report's do; the paired comparison's differences carry
+paired percentile-bootstrap intervals (``metrics.paired_difference``): a difference of two
+rates over the same episodes has no closed form that respects the pairing.
 
 ``--format csv`` of ``ghostei compare`` is the leaderboard, or with ``--paired`` the paired
 rows (agent, metric, a, b, diff, bounds, n): the table a spreadsheet wants in each case.
@@ -14,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich import box
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from ..agents.frameworks import MODEL_AGENTS
@@ -25,12 +26,14 @@ from ..defences import agent_labels, base_agent
 from ..judge.store import judged_records
 from ..metrics import CI_METRICS, PairedDifference, paired_difference
 from ..rundir import EpisodeRecord, RunDir
+from .fitted import FittedColumn, FittedTable
 from .tables import (
     CSV_COLUMNS,
     EXPOSURE_TITLES,
+    INTERVAL_METHOD,
+    INTERVALS_ARE,
     RATE_TITLES,
     Scored,
-    add_columns,
     attack_of,
     ci_cell,
     csv_text,
@@ -106,7 +109,7 @@ class LeaderRow:
         }
 
 
-def leaderboard(runs: Sequence[RunEntry], *, n_boot: int = 2000, seed: int = 0) -> list[LeaderRow]:
+def leaderboard(runs: Sequence[RunEntry]) -> list[LeaderRow]:
     """Every (run, agent), least vulnerable first: VR ascending (undefined last), then TC."""
     rows = []
     for entry in runs:
@@ -114,7 +117,7 @@ def leaderboard(runs: Sequence[RunEntry], *, n_boot: int = 2000, seed: int = 0) 
         for agent in seen:
             records = [r for r in entry.records if r.agent == agent]
             if records:
-                scored = Scored.of(records, n_boot=n_boot, seed=seed)
+                scored = Scored.of(records)
                 model = entry.model_of(agent)
                 rows.append(LeaderRow(entry.name, agent, model, scored, entry.attack))
 
@@ -125,8 +128,12 @@ def leaderboard(runs: Sequence[RunEntry], *, n_boot: int = 2000, seed: int = 0) 
     return sorted(rows, key=key)  # stable: ties keep the runs' order
 
 
+# The paired bootstrap's resamples and seed: a comparison is reproducible to the last digit.
+N_BOOT, SEED = 2000, 0
+
+
 def paired_rows(
-    a: RunEntry, b: RunEntry, *, n_boot: int = 2000, seed: int = 0
+    a: RunEntry, b: RunEntry, *, n_boot: int = N_BOOT, seed: int = SEED
 ) -> list[tuple[str, PairedDifference]]:
     """For each agent of both runs and each rate: B minus A over the episodes scored in both."""
     agents_b = {r.agent for r in b.records}
@@ -156,12 +163,14 @@ def compare_json(
             {"name": e.name, "path": str(e.path), "model": e.model, "attack": e.attack}
             for e in runs
         ],
+        "intervals": INTERVAL_METHOD,
         "leaderboard": [row.to_json() for row in rows],
     }
     if paired is not None:
         data["paired"] = {
             "a": runs[0].name,
             "b": runs[1].name,
+            "intervals": {"method": "paired percentile bootstrap", "n_boot": N_BOOT, "seed": SEED},
             "rows": [{"agent": agent, **d.to_json()} for agent, d in paired],
         }
     return data
@@ -204,15 +213,16 @@ def compare_markdown(
     ]
     parts = [
         "# GhostEI leaderboard",
-        f"Judge: {judge}. Sorted by VR, least vulnerable first; brackets are 95% "
-        "percentile-bootstrap intervals. VR exposed: VR over the episodes whose attack "
-        "reached the agent; exposed: their share.",
+        f"Judge: {judge}. Sorted by VR, least vulnerable first; brackets are {INTERVALS_ARE}. "
+        "VR exposed: VR over the episodes whose attack reached the agent; exposed: their share.",
         md_table(header, body, right=3),
     ]
     if paired is not None:
         parts += [
             f"## Paired: A = {runs[0].name}, B = {runs[1].name}",
-            "Over the (agent, case) episodes scored in both runs; pp = percentage points.",
+            "Over the (agent, case) episodes scored in both runs; pp = percentage points. "
+            f"The 95% CI of a difference is a paired percentile bootstrap ({N_BOOT} joint "
+            f"resamples of the pairs, seed {SEED}).",
             md_table(PAIRED_HEADER, [[*_paired_cells(a, d), str(d.n)] for a, d in paired], 2),
         ]
     return "\n\n".join(parts) + "\n"
@@ -252,35 +262,33 @@ def compare_tables(
 ) -> list[RenderableType]:
     """The leaderboard (and the paired comparison) for a terminal."""
     title = f"GhostEI leaderboard (judge: {judge}; least vulnerable first)"
-    table = Table(title=title, box=box.SIMPLE_HEAD)
-    names = {
-        "run": [row.run for row in rows],
-        "agent": [row.agent for row in rows],
-        "model": [row.model or "—" for row in rows],
-    }
-    columns = ("#", "run", "agent", "model", "N", "TC", "VR", "VR exp.", "exposed")
-    add_columns(table, columns, names)
+    # The rank and agent start every part of a narrow table; the rank tells the rows apart.
+    columns = [FittedColumn("#"), *(FittedColumn(c, name=True) for c in ("agent", "run", "model"))]
+    columns += [FittedColumn(c) for c in ("N", "TC", "VR", *EXPOSURE_TITLES.values())]
+    table = FittedTable(title, columns, keys=2)
     for i, row in enumerate(rows, 1):
         m, ci = row.scored.metrics, row.scored.ci
         table.add_row(
             str(i),
-            Text(row.run),
-            Text(row.agent),
-            Text(row.model or "—"),
+            row.agent,
+            row.run,
+            row.model or "—",
             str(m.n),
             *(ci_cell(rate(m, k), ci[k]) for k in _BOARD_RATES),
         )
-    out: list[RenderableType] = [table]
+    out: list[RenderableType] = [
+        table,
+        Text(f"Dim, under each rate: {INTERVALS_ARE}.", style="dim"),
+    ]
     if paired is not None:
         title = f"paired: A = {runs[0].name}, B = {runs[1].name} (pp: percentage points)"
-        t = Table(title=title, box=box.SIMPLE_HEAD)
-        add_columns(t, PAIRED_HEADER, {"agent": [a for a, _ in paired], "metric": ["metric"]})
+        columns = [FittedColumn(c, name=i < 2) for i, c in enumerate(PAIRED_HEADER)]
+        t = FittedTable(title, columns, keys=2)
         last = None
         for agent, d in paired:
             if last is not None and agent != last:
                 t.add_section()
             last = agent
-            cells = _paired_cells(agent, d)
-            t.add_row(Text(cells[0]), *cells[1:], str(d.n))
-        out.append(t)
+            t.add_row(*_paired_cells(agent, d), str(d.n))
+        out += [t, Text(f"95% CI: paired percentile bootstrap ({N_BOOT} resamples, seed {SEED}).")]
     return out

@@ -49,7 +49,6 @@ from ..cases.schema import RISK_DOMAINS, Case
 from ..defences import agent_labels
 from ..judge.base import LABELS
 from ..judge.store import judged_records
-from ..metrics import AgentMetrics, breakdown, by_agent, confidence_intervals
 from ..rundir import EpisodeRecord, RunDir
 from . import plots
 from .tables import (
@@ -57,9 +56,12 @@ from .tables import (
     CLEAN_UTILITY,
     SHOWN_RATES,
     SHOWN_TITLES,
+    Scored,
     attack_of,
+    build_report,
     compromised_then_error,
     describe_attack,
+    interval,
 )
 
 FrameFormat = Literal["webp", "jpeg", "png"]
@@ -122,14 +124,10 @@ def render_html(
             packer.add(key, got)
         packer.flush()
         # The last atlases encode while the numbers and plots are computed.
-        metrics = by_agent(records)
-        intervals = {
-            a: confidence_intervals([r for r in records if r.agent == a], metrics=RATES)
-            for a in agents
-        }
-        breakdowns = {by: breakdown(records, cases, by) for by, _ in BREAKDOWNS}
+        report = build_report(records, cases, agent_order=agents, by=[b for b, _ in BREAKDOWNS])
+        scored, breakdowns = report.agents, report.breakdowns
         plot_risk = _risk_plot(breakdowns["risk"], agents)
-        plot_tc_vr = _tc_vr_plot(metrics, intervals, agents)
+        plot_tc_vr = _tc_vr_plot(scored, agents)
         frames = packer.finish()
     episodes = _episodes(records, cases, [(d, [k for k, _ in f]) for d, f in loaded], frames)
     # Actions a defence blocked, per agent label: from the steps the viewer shows.
@@ -147,13 +145,12 @@ def render_html(
         agents=agents,
         colours={a: plots.agent_colour(i) for i, a in enumerate(agents)},
         summary=[
-            {**_summary_row(a, metrics[a], intervals[a], records, rates), "blocked": blocked[a]}
-            for a in agents
+            {**_summary_row(a, scored[a], records, rates), "blocked": blocked[a]} for a in agents
         ],
         rate_names=[_rate_title(name, clean) for name in rates],
         # The blocked actions' column: when the run had defences, or a record says one blocked.
         show_blocked=bool(config.get("defences")) or any(blocked.values()),
-        exposure_unmeasured=not all(metrics[a].exposure_measured for a in agents),
+        exposure_unmeasured=not all(scored[a].metrics.exposure_measured for a in agents),
         compromised_then_error=[
             (r.agent, r.case, r.label, r.error) for r in records if compromised_then_error(r)
         ],
@@ -226,18 +223,17 @@ def _rate_title(name: str, clean: bool) -> str:
 
 
 def _summary_row(
-    agent: str,
-    m: AgentMetrics,
-    ci: Mapping[str, tuple[float, float] | None],
-    records: list[EpisodeRecord],
-    rates: Sequence[str] = RATES,
+    agent: str, s: Scored, records: list[EpisodeRecord], rates: Sequence[str] = RATES
 ) -> dict[str, Any]:
     mine = [r for r in records if r.agent == agent]
     costs = [r.cost for r in mine if r.cost is not None]
+    m = s.metrics
     return {
         "agent": agent,
         "m": m,
-        "rates": [(SHOWN_TITLES[name], getattr(m, name), ci.get(name)) for name in rates],
+        "rates": [(SHOWN_TITLES[name], getattr(m, name), s.ci.get(name)) for name in rates],
+        # injected and goal reached, after the counts' columns begin: rates with intervals too
+        "more_rates": [(getattr(m, name), s.ci.get(name)) for name in ("fired", "goal_reached")],
         "prompt_tokens": sum(r.usage.get("prompt_tokens", 0) for r in mine),
         "completion_tokens": sum(r.usage.get("completion_tokens", 0) for r in mine),
         "requests": sum(r.usage.get("requests", 0) for r in mine),
@@ -246,36 +242,30 @@ def _summary_row(
 
 
 def _breakdown_rows(
-    groups: Mapping[str, Mapping[str, AgentMetrics]], agents: list[str], by: str
-) -> list[tuple[str, list[AgentMetrics | None]]]:
+    groups: Mapping[str, Mapping[str, Scored]], agents: list[str], by: str
+) -> list[tuple[str, list[Scored | None]]]:
     names = list(groups)
     if by == "risk":
         names.sort(key=lambda g: RISK_DOMAINS.index(g) if g in RISK_DOMAINS else len(RISK_DOMAINS))
     return [(g, [groups[g].get(a) for a in agents]) for g in names]
 
 
-def _risk_plot(groups: Mapping[str, Mapping[str, AgentMetrics]], agents: list[str]) -> str:
+def _risk_plot(groups: Mapping[str, Mapping[str, Scored]], agents: list[str]) -> str:
     rows = _breakdown_rows(groups, agents, "risk")
-    vr = {g: {a: m.vr for a, m in zip(agents, ms, strict=True) if m} for g, ms in rows}
+    vr = {g: {a: s.metrics.vr for a, s in zip(agents, ss, strict=True) if s} for g, ss in rows}
     return plots.vr_by_group_svg(vr, agents) if vr else ""
 
 
-def _tc_vr_plot(
-    metrics: Mapping[str, AgentMetrics],
-    intervals: Mapping[str, Mapping[str, tuple[float, float] | None]],
-    agents: list[str],
-) -> str:
-    points = {a: (metrics[a].tc, metrics[a].vr) for a in agents if metrics[a].n}
-    cis = {a: (intervals[a].get("tc"), intervals[a].get("vr")) for a in points}
+def _tc_vr_plot(scored: Mapping[str, Scored], agents: list[str]) -> str:
+    points = {
+        a: (scored[a].metrics.tc, scored[a].metrics.vr) for a in agents if scored[a].metrics.n
+    }
+    cis = {a: (scored[a].ci.get("tc"), scored[a].ci.get("vr")) for a in points}
     return plots.tc_vs_vr_svg(points, cis) if points else ""
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f} %"
-
-
-def _ci(value: tuple[float, float] | None) -> str:
-    return "" if value is None else f"[{value[0] * 100:.1f}, {value[1] * 100:.1f}]"
 
 
 # ----- episodes ------------------------------------------------------------------------------
@@ -931,7 +921,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["pct"] = _pct
-    env.filters["ci"] = _ci
+    env.filters["ci"] = interval
     return env
 
 

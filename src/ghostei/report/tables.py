@@ -1,12 +1,16 @@
 """A run's report: built once from judged records, rendered as rich tables, Markdown, CSV, JSON.
 
-Rates are fractions in JSON and CSV, percentages in tables and Markdown; every rate of
-TC, FAS, PAS, BF and VR, and the exposure rates beside VR (``vr_exposed``: VR over the
-episodes whose attack reached the agent; ``exposed``: their share), come with their 95 %
-percentile-bootstrap interval. ``fired`` (shown as *injected*) only says the attack went off
-on the device. ``--format csv`` is one row per agent for the summary (``group_by`` and
+Rates are fractions in JSON and CSV, percentages in tables and Markdown; every rate (TC, FAS,
+PAS, BF and VR, the exposure rates beside VR — ``vr_exposed``: VR over the episodes whose
+attack reached the agent; ``exposed``: their share — ``fired`` and ``goal_reached``) comes with
+its 95 % Wilson interval over its own population (``metrics.wilson_interval``; VR's is N - BF),
+in every format, the breakdowns' too. ``fired`` (shown as *injected*) only says the attack went
+off on the device. ``--format csv`` is one row per agent for the summary (``group_by`` and
 ``group`` both ``all``) followed by one row per (breakdown, group, agent), each with every
 metric and its interval bounds, and the run's attack condition in the last column.
+
+Shown bounds are rounded outward (the lower down, the upper up), so an interval never looks
+narrower than it is, nor of zero width.
 
 Every format says the run's attack condition (``ghostei.attacks``): ``standard``, ``none`` (a
 clean run: no attack, harmful instructions replaced by their benign counterparts) or an
@@ -18,13 +22,12 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich import box
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from ..attacks import NO_ATTACK, STANDARD
@@ -34,6 +37,7 @@ from ..metrics import (
     CI_METRICS,
     COMPROMISED,
     EXPOSURE_METRICS,
+    RATES,
     AgentMetrics,
     Interval,
     confidence_intervals,
@@ -42,6 +46,7 @@ from ..metrics import (
     usage_json,
 )
 from ..rundir import EpisodeRecord
+from .fitted import FittedColumn, FittedTable
 
 BREAKDOWN_TITLES = {
     "case_type": "case type",
@@ -60,14 +65,21 @@ SHOWN_TITLES = {**RATE_TITLES, **EXPOSURE_TITLES}
 # ``fired`` keeps its JSON name; tables call it what it is: the attack was injected on the
 # device, which is not yet that it reached the agent (``exposed``).
 INJECTED = "injected"
+# Where a report's JSON keeps each rate's interval: ``ci`` the paper's rates and utility under
+# attack, ``exposure_ci`` how far the attack got (reached the agent, went off on the device).
+JSON_INTERVALS = {
+    "ci": (*CI_METRICS, "goal_reached"),
+    "exposure_ci": (*EXPOSURE_METRICS, "fired"),
+}
+# What every format says of its intervals (JSON: ``intervals``).
+INTERVAL_METHOD = {"method": "wilson", "level": 0.95}
 METRIC_COLUMNS = (
     "n",
     "errors",
     "undetermined",
     "judge_errors",
     *(col for m in SHOWN_RATES for col in (m, f"{m}_lo", f"{m}_hi")),
-    "fired",
-    "goal_reached",
+    *(col for m in ("fired", "goal_reached") for col in (m, f"{m}_lo", f"{m}_hi")),
     "compromised_then_error",
     "exposure_measured",  # 1, or 0 when old records' exposure fell back to ``fired``
 )
@@ -106,24 +118,19 @@ class Scored:
     """Metrics over a set of episodes, with the confidence intervals of their rates."""
 
     metrics: AgentMetrics
-    ci: dict[str, Interval | None]  # every rate of SHOWN_RATES
+    ci: dict[str, Interval | None]  # every rate of ``metrics.RATES``
 
     @classmethod
-    def of(cls, records: Sequence[EpisodeRecord], *, n_boot: int, seed: int) -> Scored:
-        ci = confidence_intervals(records, n_boot=n_boot, seed=seed, metrics=SHOWN_RATES)
-        return cls(summarize(records), ci)
+    def of(cls, records: Sequence[EpisodeRecord]) -> Scored:
+        return cls(summarize(records), confidence_intervals(records, metrics=RATES))
 
     def to_json(self) -> dict[str, Any]:
-        """The metrics; ``ci`` holds the paper's rates, ``exposure_ci`` the exposure rates."""
-
-        def bounds(names: Sequence[str]) -> dict[str, list[float] | None]:
-            return {m: list(ci) if (ci := self.ci.get(m)) else None for m in names}
-
-        return {
-            **self.metrics.to_json(),
-            "ci": bounds(CI_METRICS),
-            "exposure_ci": bounds(EXPOSURE_METRICS),
+        """The metrics, and their intervals as JSON_INTERVALS places them."""
+        bounds = {
+            key: {m: list(ci) if (ci := self.ci.get(m)) else None for m in names}
+            for key, names in JSON_INTERVALS.items()
         }
+        return {**self.metrics.to_json(), **bounds}
 
 
 @dataclass(frozen=True)
@@ -135,8 +142,6 @@ class RunReport:
     usage: dict[str, dict[str, Any]]
     breakdowns: dict[str, dict[str, dict[str, Scored]]]  # by -> group -> agent -> scored
     episodes: list[EpisodeRecord]  # in agent order, then by case
-    n_boot: int
-    seed: int
     title: str = ""
     attack: str = STANDARD  # the run's attack condition
 
@@ -161,8 +166,6 @@ def build_report(
     judge: str = "rule",
     agent_order: Sequence[str] = (),
     by: Sequence[str] = BREAKDOWNS,
-    n_boot: int = 2000,
-    seed: int = 0,
     title: str = "",
     attack: str = STANDARD,
 ) -> RunReport:
@@ -183,7 +186,7 @@ def build_report(
         groups = group_records(records, cases or {}, key)
         breakdowns[key] = {
             group: {
-                agent: Scored.of(rs, n_boot=n_boot, seed=seed)
+                agent: Scored.of(rs)
                 for agent in order
                 if (rs := [r for r in members if r.agent == agent])
             }
@@ -191,12 +194,10 @@ def build_report(
         }
     return RunReport(
         judge=judge,
-        agents={a: Scored.of(per_agent[a], n_boot=n_boot, seed=seed) for a in order},
+        agents={a: Scored.of(per_agent[a]) for a in order},
         usage={a: usage_json(per_agent[a]) for a in order},
         breakdowns=breakdowns,
         episodes=sorted(records, key=lambda r: (order.index(r.agent), r.case)),
-        n_boot=n_boot,
-        seed=seed,
         title=title,
         attack=attack,
     )
@@ -242,7 +243,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
     return {
         "judge": report.judge,
         "attack": report.attack,
-        "bootstrap": {"n_boot": report.n_boot, "seed": report.seed, "level": 0.95},
+        "intervals": INTERVAL_METHOD,
         "agents": {
             a: {**scored.to_json(), **report.usage[a]} for a, scored in report.agents.items()
         },
@@ -265,9 +266,22 @@ def pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
+def bounds_pct(ci: Interval, decimals: int = 1) -> tuple[str, str]:
+    """An interval's bounds in percent, rounded outward: the lower bound down, the upper up.
+
+    Rounded to nearest, 1000 of 1000 ([99.6, 100]) would read "100-100" in whole percent, a
+    certainty the data do not give; rounded outward a shown interval always holds the true one.
+    """
+    scale = 10**decimals
+    # The small slack keeps a bound that is a whole step already (0.25 -> 25.0) where it is.
+    low = math.floor(100 * scale * ci[0] + 1e-9) / scale
+    high = math.ceil(100 * scale * ci[1] - 1e-9) / scale
+    return f"{low:.{decimals}f}", f"{high:.{decimals}f}"
+
+
 def interval(ci: Interval | None) -> str:
-    """An interval in percent, e.g. ``[32.7, 51.8]``."""
-    return "" if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    """An interval in percent, e.g. ``[32.7, 51.8]``; empty when there is none."""
+    return "" if ci is None else "[{}, {}]".format(*bounds_pct(ci))
 
 
 def with_ci(value: float | None, ci: Interval | None) -> str:
@@ -335,11 +349,16 @@ def _notes(report: RunReport) -> list[str]:
     return notes
 
 
+# What the intervals are, in every format's explanation.
+INTERVALS_ARE = (
+    "95% Wilson score intervals, each over its rate's own episodes (VR's: N − BF), rounded outward"
+)
+
+
 def _explanation(report: RunReport, intervals: str = "brackets are") -> str:
     common = (
         f"Attack: {describe_attack(report.attack)}. Judge: {report.judge}. Rates are shares "
-        f"of the scored episodes (N); {intervals} 95% percentile-bootstrap intervals "
-        f"({report.n_boot} resamples, seed {report.seed})."
+        f"of the scored episodes (N); {intervals} {INTERVALS_ARE}."
     )
     if report.clean:
         return common + (
@@ -371,7 +390,7 @@ def report_markdown(report: RunReport) -> str:
         rates = [with_ci(rate(m, k), s.ci[k]) for k in report.rates]
         counts = [str(m.errors), str(m.undetermined), str(m.judge_errors)]
         counts += [] if clean else [str(m.compromised_then_error)]
-        fired, goal = pct(rate(m, "fired")), pct(rate(m, "goal_reached"))
+        fired, goal = (with_ci(rate(m, k), s.ci[k]) for k in ("fired", "goal_reached"))
         rows.append([agent, str(m.n), *rates, *([goal] if clean else [fired, goal]), *counts])
     parts += ["## Summary", md_table(header, rows)]
     parts += [f"- {note}" for note in _notes(report)]
@@ -402,10 +421,9 @@ def metric_cells(s: Scored) -> list[str]:
     """The cells of METRIC_COLUMNS (CSV): counts, rates with their bounds, exposure flag."""
     m = s.metrics
     cells = [str(m.n), str(m.errors), str(m.undetermined), str(m.judge_errors)]
-    for k in SHOWN_RATES:
+    for k in (*SHOWN_RATES, "fired", "goal_reached"):
         ci = s.ci[k]
         cells += [number(rate(m, k)), number(ci[0] if ci else None), number(ci[1] if ci else None)]
-    cells += [number(rate(m, "fired")), number(rate(m, "goal_reached"))]
     return [*cells, str(m.compromised_then_error), str(int(m.exposure_measured))]
 
 
@@ -427,47 +445,29 @@ def report_csv(report: RunReport) -> str:
 
 
 def ci_cell(value: float | None, ci: Interval | None) -> Text:
-    """A rate over its interval in whole percent, dim: a terminal is too narrow for more."""
+    """A rate over its interval in whole percent (rounded outward), dim: a terminal is too
+    narrow for more."""
     cell = Text(pct(value))
     if ci is not None:
-        cell.append(f"\n{100 * ci[0]:.0f}–{100 * ci[1]:.0f}", style="dim")
+        cell.append("\n{}–{}".format(*bounds_pct(ci, decimals=0)), style="dim")
     return cell
 
 
-# A terminal shows the intervals of the headline rates only (TC, VR and VR exposed); md, csv,
-# json show all.
-_TERMINAL_CI = ("tc", "vr", "vr_exposed")
-# Terminal headers: narrow enough to leave room for the numbers.
-_TERMINAL_TITLES = {**SHOWN_TITLES, "vr_exposed": "VR exp."}
+# The rates a terminal shows after the run's own (``RunReport.rates``), each over its interval.
+_TERMINAL_EXTRA = {"fired": INJECTED, "goal_reached": "goal reached"}
 
 
-def _rate_cells(s: Scored, rates: Sequence[str] = SHOWN_RATES) -> list[Text]:
-    return [ci_cell(rate(s.metrics, k), s.ci[k] if k in _TERMINAL_CI else None) for k in rates]
+def _terminal_rates(report: RunReport) -> list[tuple[str, str]]:
+    """(rate, header) in the order a terminal shows them; a clean run has no injected column."""
+    extra = {k: t for k, t in _TERMINAL_EXTRA.items() if not (report.clean and k == "fired")}
+    return [(k, report.title_of(k)) for k in report.rates] + list(extra.items())
 
 
-def _terminal_titles(report: RunReport) -> list[str]:
-    if report.clean:
-        return [report.title_of(k) for k in report.rates]
-    return list(_TERMINAL_TITLES.values())
-
-
-def add_columns(table: Table, names: Sequence[str], text: Mapping[str, Iterable[str]]) -> None:
-    """Numbers right-aligned and whole; ``text`` columns (with their values) fold, never vanish."""
-    for col in names:
-        if col in text:  # names are data: wrap them, never cut them to an ellipsis
-            width = min(max((len(v) for v in text[col]), default=0), 24)
-            table.add_column(col, justify="left", overflow="fold", min_width=max(width, 4))
-        else:
-            table.add_column(col, justify="right", overflow="fold")
-
-
-def report_tables(report: RunReport) -> list[RenderableType]:
-    """The report for a terminal: the summary table, notes, one table per breakdown."""
-    name = f" — {report.title}" if report.title else ""
-    table = Table(
-        title=f"GhostEI results{name}, attack: {short_attack(report.attack)}", box=box.SIMPLE_HEAD
-    )
-    clean = report.clean
+def summary_table(report: RunReport) -> FittedTable:
+    """The summary per agent for a terminal: every rate over its interval; counts that are
+    not all zero. At any width no figure or name is cut (``FittedTable``)."""
+    suffix = f" — {report.title}" if report.title else ""
+    rates = _terminal_rates(report)
     metrics = [s.metrics for s in report.agents.values()]
     # Columns of counts that are all zero would only take the width the intervals need.
     counts = {
@@ -480,33 +480,42 @@ def report_tables(report: RunReport) -> list[RenderableType]:
         )
         if any(getattr(m, attr) for m in metrics)
     }
-    titles = _terminal_titles(report)
-    columns = ["agent", "N", *titles, *([] if clean else [INJECTED]), "goal", *counts]
-    add_columns(table, columns, {"agent": report.agents})
+    columns = [FittedColumn("agent", name=True), FittedColumn("N")]
+    columns += [FittedColumn(header) for header in [*(t for _, t in rates), *counts]]
+    table = FittedTable(
+        f"GhostEI results{suffix}, attack: {short_attack(report.attack)}", columns, keys=2
+    )
     for i, (agent, s) in enumerate(report.agents.items()):
-        m = s.metrics
         table.add_row(
-            Text(agent),
-            str(m.n),
-            *_rate_cells(s, report.rates),
-            *([] if clean else [pct(rate(m, "fired"))]),
-            pct(rate(m, "goal_reached")),
+            agent,
+            str(s.metrics.n),
+            *(ci_cell(rate(s.metrics, k), s.ci[k]) for k, _ in rates),
             *(values[i] for values in counts.values()),
         )
-    dim = "clean utility are its" if clean else "TC, VR and VR exp. are their"
-    note = _explanation(report, f"the dim lines under {dim}")
-    out: list[RenderableType] = [table, Text(note, style="dim")]
+    return table
+
+
+def summary_legend() -> Text:
+    """The line under a terminal summary: what the dim lines are."""
+    return Text(f"Dim, under each rate: {INTERVALS_ARE}.", style="dim")
+
+
+def report_tables(report: RunReport) -> list[RenderableType]:
+    """The report for a terminal: the summary table, notes, one table per breakdown."""
+    note = _explanation(report, "the dim lines under the rates are their")
+    out: list[RenderableType] = [summary_table(report), Text(note, style="dim")]
     out += [Text(note) for note in _notes(report)]
+    rates = _terminal_rates(report)[: len(report.rates)]  # as in Markdown: the run's rates
     for by, groups in report.breakdowns.items():
         title = BREAKDOWN_TITLES[by]
         multi = " (multi-label: a case counts in each)" if by in MULTI_LABEL else ""
-        t = Table(title=f"by {title}{multi}", box=box.SIMPLE_HEAD)
-        names = {title: [w for g in groups for w in g.split()], "agent": report.agents}
-        add_columns(t, (title, "agent", "N", *titles), names)
+        columns = [FittedColumn(title, name=True), FittedColumn("agent", name=True)]
+        columns += [FittedColumn("N"), *(FittedColumn(t) for _, t in rates)]
+        t = FittedTable(f"by {title}{multi}", columns, keys=3)
         for group, agents in groups.items():
             for i, (agent, s) in enumerate(agents.items()):
-                first = Text(group if i == 0 else "")
-                t.add_row(first, Text(agent), str(s.metrics.n), *_rate_cells(s, report.rates))
+                cells = [ci_cell(rate(s.metrics, k), s.ci[k]) for k, _ in rates]
+                t.add_row(group if i == 0 else "", agent, str(s.metrics.n), *cells)
             t.add_section()
         out.append(t)
     return out

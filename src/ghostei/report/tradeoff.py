@@ -13,34 +13,32 @@ found in any of the runs; its columns are the numbers a defence is judged by (DE
   attack that did not succeed;
 - for each adaptive variant run: VR and attack success under the variant.
 
-Every rate has its 95 % percentile-bootstrap interval; attack success's is drawn from the same
-resamples as the other rates of its run (``metrics.confidence_intervals``, same seed). Two
-runs of one condition that both hold an agent label are ambiguous: the view is refused,
-naming them. A cell no run provides is "—".
+Every rate has its 95 % Wilson interval over its own episodes (``metrics.wilson_interval``, as
+in every report; VR's over N - BF). Two runs of one condition that both hold an agent label
+are ambiguous: the view is refused, naming them. A cell no run provides is "—".
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from .. import __version__
 from ..attacks import NO_ATTACK, STANDARD
 from ..defences import base_agent
 from ..judge.base import LABELS
-from ..metrics import COMPROMISED, Interval
+from ..metrics import COMPROMISED, Interval, wilson_interval
 from ..rundir import EpisodeRecord
 from .compare import RunEntry
+from .fitted import FittedColumn, FittedTable
 from .tables import (
+    INTERVAL_METHOD,
+    INTERVALS_ARE,
     Scored,
-    add_columns,
     ci_cell,
     csv_text,
     interval,
@@ -66,46 +64,14 @@ class AmbiguousRuns(ValueError):
 # ----- attack success -------------------------------------------------------------------------
 
 
-def attack_success(
-    records: Sequence[EpisodeRecord], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
-) -> tuple[float | None, Interval | None]:
-    """(FAS + PAS) / N over the scored episodes, with its percentile-bootstrap interval."""
+def attack_success(records: Sequence[EpisodeRecord]) -> tuple[float | None, Interval | None]:
+    """(FAS + PAS) / N over the scored episodes, with its Wilson interval; None when nothing
+    is scored."""
     scored = [r for r in records if r.label in LABELS]
-    return _bootstrap([r.label in COMPROMISED for r in scored], n_boot, seed, level)
-
-
-def goal_reached(
-    records: Sequence[EpisodeRecord], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
-) -> tuple[float | None, Interval | None]:
-    """Utility under attack: the benign goal met, attacked or not, over the scored episodes,
-    with its percentile-bootstrap interval."""
-    scored = [r for r in records if r.label in LABELS]
-    return _bootstrap(
-        [bool(r.verdict and r.verdict.goal_reached) for r in scored], n_boot, seed, level
-    )
-
-
-def _bootstrap(
-    hits: list[bool], n_boot: int, seed: int, level: float
-) -> tuple[float | None, Interval | None]:
-    """The share of ``hits`` with its percentile-bootstrap interval. The scored episodes are
-    resampled exactly as ``metrics.confidence_intervals`` resamples them (the same order,
-    ``random.Random(seed)``, ``choices`` of the same size), so the interval comes from the
-    same resamples as the run's other rates. None when nothing is scored."""
-    if not hits:
+    if not scored:
         return None, None
-    rng = random.Random(seed)
-    values = sorted(sum(rng.choices(hits, k=len(hits))) / len(hits) for _ in range(n_boot))
-    tail = (1.0 - level) / 2
-    return sum(hits) / len(hits), (_quantile(values, tail), _quantile(values, 1.0 - tail))
-
-
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """The q-quantile of sorted values, linearly interpolated (as the other intervals are)."""
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (pos - lo) * (ordered[hi] - ordered[lo])
+    compromised = sum(r.label in COMPROMISED for r in scored)
+    return compromised / len(scored), wilson_interval(compromised, len(scored))
 
 
 # ----- the view -------------------------------------------------------------------------------
@@ -117,7 +83,7 @@ class Cell:
 
     run: str
     scored: Scored
-    # Rates the run's own metrics give no interval for: attack success and goal reached.
+    # Rates the run's own metrics do not have: attack success.
     extra: dict[str, tuple[float | None, Interval | None]]
 
     @property
@@ -172,8 +138,6 @@ class Tradeoff:
     variants: list[str]  # the adaptive variants among the runs' conditions, in order met
     columns: list[Column]
     rows: list[Row]
-    n_boot: int = 2000
-    seed: int = 0
 
     @property
     def conditions(self) -> list[str]:
@@ -202,9 +166,7 @@ def _labels(entry: RunEntry) -> list[str]:
     return [a for a in entry.agents if a in seen] + [a for a in seen if a not in entry.agents]
 
 
-def build_tradeoff(
-    runs: Sequence[RunEntry], judge: str = "rule", *, n_boot: int = 2000, seed: int = 0
-) -> Tradeoff:
+def build_tradeoff(runs: Sequence[RunEntry], judge: str = "rule") -> Tradeoff:
     """The trade-off view of ``runs``; AmbiguousRuns when two runs of one condition hold the
     same agent label (every such clash is named)."""
     variants = list(dict.fromkeys(e.attack for e in runs if e.attack not in (NO_ATTACK, STANDARD)))
@@ -239,14 +201,10 @@ def build_tradeoff(
                 cells[condition] = None
                 continue
             records = [r for r in found[0].records if r.agent == label]
-            extra = {
-                SUCCESS: attack_success(records, n_boot=n_boot, seed=seed),
-                GOAL: goal_reached(records, n_boot=n_boot, seed=seed),
-            }
-            scored = Scored.of(records, n_boot=n_boot, seed=seed)
-            cells[condition] = Cell(found[0].name, scored, extra)
+            extra = {SUCCESS: attack_success(records)}
+            cells[condition] = Cell(found[0].name, Scored.of(records), extra)
         rows.append(Row(label, cells))
-    return Tradeoff(judge, list(runs), variants, columns_for(variants), rows, n_boot, seed)
+    return Tradeoff(judge, list(runs), variants, columns_for(variants), rows)
 
 
 # ----- rendering ------------------------------------------------------------------------------
@@ -296,7 +254,7 @@ def tradeoff_json(t: Tradeoff) -> dict[str, Any]:
             for e in t.runs
         ],
         "variants": t.variants,
-        "bootstrap": {"n_boot": t.n_boot, "seed": t.seed, "level": 0.95},
+        "intervals": INTERVAL_METHOD,
         "rows": rows,
     }
 
@@ -331,8 +289,7 @@ def explanation(t: Tradeoff) -> str:
         "VR come from the standard run; attack "
         "success = (FAS + PAS) / N, which unlike VR = (FAS + PAS) / (N − BF) does not drop the "
         "episodes a defence leaves stuck (BF); a variant's columns come from its run. Brackets "
-        "are 95% percentile-bootstrap intervals; — where no run gives the number or it is "
-        "undefined."
+        f"are {INTERVALS_ARE}; — where no run gives the number or it is undefined."
     )
 
 
@@ -362,15 +319,17 @@ _TERMINAL = {"clean utility": "clean util.", "utility under attack": "util. atta
 
 
 def tradeoff_tables(t: Tradeoff) -> list[RenderableType]:
-    table = Table(title=f"GhostEI defences side by side (judge: {t.judge})", box=box.SIMPLE_HEAD)
+    title = f"GhostEI defences side by side (judge: {t.judge})"
     titles = [_TERMINAL.get(c.title, c.title) for c in t.columns]
-    add_columns(table, ["agent", *titles], {"agent": [row.agent for row in t.rows]})
+    table = FittedTable(
+        title, [FittedColumn("agent", name=True), *(FittedColumn(x) for x in titles)]
+    )
     last = None
     for row in t.rows:
         if last is not None and row.base != last:
             table.add_section()
         last = row.base
-        table.add_row(Text(row.agent), *(ci_cell(row.value(c), row.ci(c)) for c in t.columns))
+        table.add_row(row.agent, *(ci_cell(row.value(c), row.ci(c)) for c in t.columns))
     note = explanation(t).replace("Brackets are", "The dim lines are the")
     return [table, Text(note, style="dim"), *(Text(line) for line in run_lines(t))]
 
