@@ -143,7 +143,7 @@ OUTPUT_OPTION = click.option(
     "multi-label. Also 'cell': app domain / risk / vector, for a generated suite.",
 )
 def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: str) -> None:
-    """Summarize a run folder: rates with 95% bootstrap intervals, and breakdowns.
+    """Summarize a run folder: rates with 95% Wilson intervals, and breakdowns.
 
     table and md are for reading, json for programs (per agent "ci", per episode the judge's
     labels), csv has one row per agent (group_by and group "all") and one per breakdown group
@@ -225,8 +225,8 @@ def compare(
     paired: bool,
     tradeoff: bool | None,
 ) -> None:
-    """A leaderboard across runs: run, agent, model, N, TC and VR with 95% intervals; or,
-    when the runs differ in attack condition, defences side by side.
+    """A leaderboard across runs: run, agent, model, N, TC and VR with 95% Wilson intervals;
+    or, when the runs differ in attack condition, defences side by side.
 
     Sorted by VR, least vulnerable first. --paired (exactly two runs, A then B) adds the
     paired difference of each rate with its paired-bootstrap interval; with --format csv it
