@@ -222,6 +222,7 @@ class ScriptedLLM:
         # The endpoint checks ghostei makes before a run (PROBE_TEXT): answered as a server
         # would, kept apart from ``requests`` and never spending a scripted reply.
         self.probes: list[RecordedRequest] = []
+        self._probe_script: deque[Reply] = deque()  # answers to probes before the usual OK
         self.reject_images = False  # a text-only server: any image gets a 500
         self.models: set[str] | None = None  # served models (None: any)
         # The context window the server reports: in ``GET /v1/models`` as vLLM and SGLang do
@@ -290,6 +291,12 @@ class ScriptedLLM:
         with self._lock:
             self._responder = responder
 
+    def push_probe(self, *replies: Reply | int) -> None:
+        """Answer the next endpoint checks with these (an ``int``: that HTTP error), e.g. a
+        429 at start; later checks get the usual OK."""
+        with self._lock:
+            self._probe_script.extend(Reply.error(r) if isinstance(r, int) else r for r in replies)
+
     @property
     def pending(self) -> int:
         """Replies still queued."""
@@ -309,7 +316,8 @@ class ScriptedLLM:
         if any(PROBE_TEXT in t for t in request.texts()):
             with self._lock:
                 self.probes.append(request)
-            return self._refusal(request) or Reply.answer("OK")
+                scripted = self._probe_script.popleft() if self._probe_script else None
+            return scripted or self._refusal(request) or Reply.answer("OK")
         refusal = self._refusal(request)
         if refusal is not None:
             with self._lock:

@@ -7,10 +7,13 @@ import io
 import json
 import random
 import sys
+import time
 from collections.abc import Sequence
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from PIL import Image
 
 from ghostei.providers import (
@@ -31,7 +34,9 @@ from ghostei.providers import (
 from ghostei.providers.anthropic_provider import AnthropicProvider
 from ghostei.providers.errors import retry_after_seconds
 from ghostei.providers.openai_compat import OpenAICompatProvider
+from ghostei.providers.preflight import EndpointError, PromptSize, check_endpoint
 
+from .helpers import cli
 from .llm_server import Reply, ScriptedLLM
 
 SECRET = "sk-ghostei-TEST-5ecret-0xC0FFEE-never-leak"
@@ -437,3 +442,85 @@ def test_bad_price_table_says_which_file(tmp_path: Path) -> None:
     path.write_text('{"gpt-4o": {"prompt": -1, "completion": 1}}')
     with pytest.raises(ValueError, match="bad price table"):
         PriceTable.load(path)
+
+
+# -- the endpoint check before a run -------------------------------------------------------------
+
+# What a probe needs: text only, the context not checked.
+TEXT_ONLY = {"an agent": PromptSize(None, 0)}
+
+
+def test_endpoint_check_waits_out_one_429(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push_probe(Reply.error(429, "slow down", retry_after=0))
+    config = scripted_llm.provider_config(backoff_base=0.01)
+    check_endpoint(config, TEXT_ONLY)
+    assert len(scripted_llm.probes) == 2 and scripted_llm.requests == []
+
+
+@pytest.mark.parametrize("form", ["seconds", "HTTP date"])
+def test_endpoint_check_honours_retry_after(scripted_llm: ScriptedLLM, form: str) -> None:
+    # The HTTP date is 2 s ahead, whole seconds: at least 1 s away when it arrives.
+    value = "1" if form == "seconds" else formatdate(time.time() + 2, usegmt=True)
+    scripted_llm.push_probe(Reply(status=429, headers={"Retry-After": value}))
+    started = time.monotonic()
+    check_endpoint(scripted_llm.provider_config(backoff_base=0.001), TEXT_ONLY)
+    waited = scripted_llm.probes[1].received - scripted_llm.probes[0].received
+    assert 0.9 <= waited <= time.monotonic() - started
+
+
+def test_endpoint_check_caps_retry_after(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push_probe(Reply.error(429, retry_after=3600))
+    started = time.monotonic()
+    check_endpoint(scripted_llm.provider_config(backoff_cap=0.2), TEXT_ONLY)
+    assert time.monotonic() - started < 5 and len(scripted_llm.probes) == 2
+
+
+def test_endpoint_check_gives_up_on_a_lasting_429(scripted_llm: ScriptedLLM) -> None:
+    scripted_llm.push_probe(*[Reply.error(429, "quota exceeded")] * 5)
+    config = scripted_llm.provider_config(max_retries=2, backoff_cap=0.01)
+    with pytest.raises(EndpointError) as caught:
+        check_endpoint(config, TEXT_ONLY)
+    said = str(caught.value)
+    assert "rate-limiting requests (HTTP 429)" in said and "--max-retries 2" in said
+    assert "quota exceeded" in said and "gave up after 3 attempts" in said
+    assert len(scripted_llm.probes) == 3
+
+
+@pytest.mark.parametrize("status", [500, 503, 404])
+def test_endpoint_check_reports_other_failures_at_once(
+    scripted_llm: ScriptedLLM, status: int
+) -> None:
+    scripted_llm.push_probe(Reply.error(status, "model is loading"))
+    with pytest.raises(EndpointError):
+        check_endpoint(scripted_llm.provider_config(backoff_cap=0.01), TEXT_ONLY)
+    assert len(scripted_llm.probes) == 1  # a broken endpoint is said now, not in 30 s
+
+
+def _run_against(llm: ScriptedLLM, out: Path) -> Result:
+    return cli(
+        "run",
+        *("--agent", "uitars-v1", "--cases", "1", "--out", str(out), "--workers", "1"),
+        *("--model", "scripted-model", "--base-url", llm.openai_url, "--no-frames"),
+        *("--api-key-env", "GHOSTEI_SCRIPTED_LLM_KEY", "--backoff-cap", "0.05"),
+        *("--max-retries", "2"),
+    )
+
+
+def test_a_run_starts_after_a_429_at_its_endpoint_check(
+    scripted_llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    scripted_llm.push_probe(Reply.error(429, retry_after=0))
+    scripted_llm.always(Reply(text="Thought: done\nAction: finished()"))
+    result = _run_against(scripted_llm, tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    assert len(scripted_llm.probes) == 3  # 429, then the text probe, then the image probe
+    assert len((tmp_path / "run" / "episodes.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_run_refused_by_a_lasting_429_says_so(scripted_llm: ScriptedLLM, tmp_path: Path) -> None:
+    scripted_llm.push_probe(*[Reply.error(429, "rate limit reached")] * 3)
+    result = _run_against(scripted_llm, tmp_path / "run")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(result.output.split())
+    assert "rate-limiting requests (HTTP 429)" in said and "rate limit reached" in said
+    assert len(scripted_llm.probes) == 3 and scripted_llm.requests == []

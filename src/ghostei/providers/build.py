@@ -8,7 +8,7 @@ import time
 from .base import PROVIDERS, Provider, ProviderConfig, ProviderConfigError
 from .cache import CachedProvider
 from .ratelimit import RateLimiter, limiter_for
-from .retry import RetryingProvider, Sleep
+from .retry import RetryingProvider, RetryOn, Sleep, is_transient
 
 
 def build_provider(
@@ -17,9 +17,11 @@ def build_provider(
     sleep: Sleep | None = None,
     rng: random.Random | None = None,
     limiter: RateLimiter | None = None,
+    retry_on: RetryOn = is_transient,
 ) -> Provider:
-    """The provider named by ``config.provider``, wrapped in retries and (when
-    ``config.cache_dir`` is set) the response cache, outermost so a hit makes no request.
+    """The provider named by ``config.provider``, wrapped in retries (of the errors
+    ``retry_on`` accepts) and (when ``config.cache_dir`` is set) the response cache,
+    outermost so a hit makes no request.
 
     Its retries share the process's rate limiter for the endpoint (``limiter_for``), so a 429
     slows down every request to it. A caller that injects ``sleep`` keeps time itself: its
@@ -32,7 +34,7 @@ def build_provider(
     if limiter is None and sleep is None:
         limiter = limiter_for(config)
     provider: Provider = RetryingProvider(
-        factory(config), sleep=sleep or time.sleep, rng=rng, limiter=limiter
+        factory(config), sleep=sleep or time.sleep, rng=rng, limiter=limiter, retry_on=retry_on
     )
     if config.cache_dir is not None:
         provider = CachedProvider(provider, config.cache_dir)

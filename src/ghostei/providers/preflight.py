@@ -5,7 +5,10 @@ prompt — or a message that says what to fix.
 Without it a wrong base URL costs one ``HTTP 404`` per episode, a dead server half a minute of
 retries per episode, a text-only server a failed request per step, and a context too small
 an ``HTTP 400`` on every long step. The check sends one tiny request (and one with an 8x8
-image), without retries, and reads the answer the way a user would want it read.
+image) and reads the answer the way a user would want it read. It retries nothing but a rate
+limit: a 429 is waited out as every request waits it out (``--max-retries``, the backoff,
+``Retry-After`` up to ``--backoff-cap``, the endpoint's shared limiter), since a briefly
+rate-limited key is no reason to refuse a run; a dead or wrong endpoint is said at once.
 
 The context is what the server says it serves: ``max_model_len`` in ``GET /v1/models`` (vLLM,
 SGLang) or ``n_ctx`` in ``GET /props`` (llama.cpp's llama-server). A server that says neither
@@ -30,6 +33,7 @@ from .base import Message, ProviderConfig, ProviderError
 from .build import build_provider
 from .credentials import key_env
 from .openai_compat import DEFAULT_KEY_ENV
+from .retry import TOO_MANY_REQUESTS, is_rate_limited
 
 # The probe's text: servers answer it like any request; the project's scripted test server
 # recognises it and answers it without spending a scripted reply.
@@ -75,8 +79,8 @@ def check_endpoint(config: ProviderConfig, needs: Mapping[str, PromptSize]) -> E
     (who, e.g. ``--agent t3a``, to its largest request): it answers a tiny request, one with
     an image when a client sends images, and, where the server reports its context window,
     the largest prompt plus ``max_tokens`` fits in it."""
-    probe = replace(config, max_retries=0, max_tokens=8, cache_dir=None, extra_body={})
-    provider = build_provider(probe, sleep=lambda _: None)
+    probe = replace(config, max_tokens=8, cache_dir=None, extra_body={})
+    provider = build_provider(probe, retry_on=is_rate_limited)
     where = config.base_url or f"the {config.provider} API"
     try:
         provider.complete([Message("user", PROBE_TEXT)])
@@ -90,6 +94,8 @@ def check_endpoint(config: ProviderConfig, needs: Mapping[str, PromptSize]) -> E
             white = Image.new("RGB", (8, 8), (255, 255, 255))
             provider.complete([Message("user", PROBE_TEXT, (encode_png(white),))])
         except ProviderError as exc:
+            if exc.status == TOO_MANY_REQUESTS:  # the limit, not the image
+                raise EndpointError(_explain(config, where, exc)) from None
             raise EndpointError(
                 f"{where} answered a text request but not one with an image ({exc}). "
                 f"{seeing[0]} sends screenshots: serve a vision model, or use a text-only "
@@ -166,6 +172,12 @@ def _explain(config: ProviderConfig, where: str, exc: ProviderError) -> str:
         )
     if exc.status is None:
         return f"cannot reach {where}: is the server running, at that address? ({text})"
+    if exc.status == TOO_MANY_REQUESTS:
+        return (
+            f"{where} is rate-limiting requests (HTTP 429) and still was after the retries "
+            f"(--max-retries {config.max_retries}): wait for the limit to reset, or allow "
+            f"more retries ({text})"
+        )
     if exc.status in (401, 403):
         key = config.api_key_env or "the provider's key variable"
         return f"{where} refused the API key from {key} (HTTP {exc.status}): {text}"

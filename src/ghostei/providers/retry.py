@@ -28,11 +28,22 @@ from .base import Completion, Message, Provider, ProviderConfig, ProviderError
 from .ratelimit import RateLimiter
 
 Sleep = Callable[[float], None]
+RetryOn = Callable[[ProviderError], bool]
 
 TOO_MANY_REQUESTS = 429
 LOG = logging.getLogger("ghostei.providers")
 # Who is asking (e.g. "case 3, agent t3a"), for the retry lines; set per episode by the runner.
 REQUEST_CONTEXT: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="")
+
+
+def is_transient(exc: ProviderError) -> bool:
+    """Whether trying again may help: 429, 408, 5xx, timeouts, dropped connections."""
+    return exc.retryable
+
+
+def is_rate_limited(exc: ProviderError) -> bool:
+    """Whether the endpoint said it is over its rate limit (HTTP 429)."""
+    return exc.retryable and exc.status == TOO_MANY_REQUESTS
 
 
 class RetryingProvider:
@@ -45,6 +56,8 @@ class RetryingProvider:
 
     With a ``limiter``, every attempt first waits until the endpoint may be called, and a 429
     holds the endpoint back for the whole backoff, so that every request to it waits too.
+    ``retry_on`` narrows which transient errors are retried (the endpoint check retries only
+    rate limits: a dead server should be reported at once, a busy one waited for).
     """
 
     def __init__(
@@ -54,10 +67,12 @@ class RetryingProvider:
         sleep: Sleep = time.sleep,
         rng: random.Random | None = None,
         limiter: RateLimiter | None = None,
+        retry_on: RetryOn = is_transient,
     ) -> None:
         self.inner = inner
         self.sleep = sleep
         self.limiter = limiter
+        self.retry_on = retry_on
         # Unseeded by default on purpose: jitter only spreads out retries in time, it never
         # changes what the model answers, and workers sharing a seed would retry in lockstep.
         self.rng = rng if rng is not None else random.Random()
@@ -92,7 +107,7 @@ class RetryingProvider:
                 completion = self.inner.complete(messages)
             except ProviderError as exc:
                 spent += exc.requests
-                if not exc.retryable:
+                if not (exc.retryable and self.retry_on(exc)):
                     exc.requests = spent
                     raise
                 delay = self.delay(attempt, exc.retry_after)
