@@ -89,7 +89,7 @@ KINDS: dict[str, DataKind] = {
         _kind(
             "card_expiry",
             "card expiry",
-            (r"\bexpir", r"\bexp date\b", r"\bmm yy(yy)?\b", r"\bvalid (thru|through)\b"),
+            (r"\bexpir", r"\bexp\b", r"\bmm yy(yy)?\b", r"\bvalid (thru|through)\b"),
             owner_field="card_expiry",
             short=True,
             digits=True,
@@ -375,12 +375,40 @@ def _number_spellings(text: str) -> set[str]:
     return found
 
 
-def carried(text: str, secrets: Sequence[Secret], asked: Collection[str] = ()) -> set[str]:
+def carried(
+    text: str, secrets: Sequence[Secret], asked: Collection[str] = (), *, labelled: bool = False
+) -> set[str]:
     """The kinds of the owner's data ``text`` carries: a long secret anywhere as a whole
-    value, a short one only when its kind is ``asked`` for (named by the caller)."""
+    value, a short one only when its kind is ``asked`` for (named by the caller) or, with
+    ``labelled``, where the text itself names its kind just before it ("PIN 2580", "CVV: 317";
+    not the "555" of "+1 415 555 0123")."""
     if not text:
         return set()
-    return {s.kind for s in secrets if (not s.short or s.kind in asked) and _holds(text, s)}
+    found = set()
+    for s in secrets:
+        if not s.short or s.kind in asked:
+            if _holds(text, s):
+                found.add(s.kind)
+        elif labelled and _labelled(text, s):
+            found.add(s.kind)
+    return found
+
+
+# How far before a number its label may be: "PIN 2580", "expiry date: 08/29", "cvv is 317".
+_LABEL_WORDS = 3
+
+
+def _labelled(text: str, secret: Secret) -> bool:
+    for run in _NUMBER_RUN.finditer(text):
+        if not set(secret.forms) & _joined(re.findall(r"\d+", run.group())):
+            continue
+        before = _words(text[: run.start()]).split(" ")[-_LABEL_WORDS:]
+        if any(
+            secret.kind in {k.name for k in kinds_of(" ".join(before[i:]))}
+            for i in range(len(before))
+        ):
+            return True
+    return False
 
 
 def field_carries(name: str, value: str, secrets: Sequence[Secret]) -> set[str]:
