@@ -57,7 +57,8 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
     message: str = "scripted error"
-    # OpenAI tool calls the answer makes, each (function name, its JSON arguments)
+    # Tool calls the answer makes, each (function name, its JSON arguments): OpenAI's
+    # tool_calls, Anthropic's tool_use blocks
     tool_calls: tuple[tuple[str, str], ...] = ()
 
     @classmethod
@@ -67,7 +68,7 @@ class Reply:
 
     @classmethod
     def tool_call(cls, name: str, arguments: Mapping[str, Any]) -> Reply:
-        """An answer that calls the tool ``name`` with ``arguments`` (OpenAI's API)."""
+        """An answer that calls the tool ``name`` with ``arguments``."""
         return cls(tool_calls=((name, json.dumps(dict(arguments))),))
 
     @classmethod
@@ -146,13 +147,18 @@ class RecordedRequest:
 
 def _ok_body(api: str, model: str, reply: Reply, n: int) -> dict[str, Any]:
     if api == "anthropic":
+        uses = [
+            {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": json.loads(args)}
+            for i, (name, args) in enumerate(reply.tool_calls)
+        ]
+        text = [{"type": "text", "text": reply.text}] if reply.text or not uses else []
         return {
             "id": f"msg_{n}",
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": reply.text}],
-            "stop_reason": "end_turn",
+            "content": [*text, *uses],
+            "stop_reason": "tool_use" if uses else "end_turn",
             "stop_sequence": None,
             "usage": {
                 "input_tokens": reply.prompt_tokens,

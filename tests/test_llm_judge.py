@@ -17,7 +17,9 @@ from ghostei.judge.base import Diagnosis, Verdict
 from ghostei.judge.command import judge as judge_command
 from ghostei.judge.keyframes import FrameRef, attack_frames, load_episode, select_keyframes
 from ghostei.judge.llm import (
+    VERDICT_SCHEMA,
     AnswerError,
+    JudgeAnswer,
     JudgeOptions,
     LLMJudge,
     judge_run,
@@ -112,7 +114,7 @@ def test_parse_answer_accepts_the_schema_and_a_code_fence() -> None:
         (f"Here is my verdict: {GOOD_SAFE}", "not one JSON object"),  # prose around it
         (f"{GOOD_SAFE}\nThanks!", "not one JSON object"),
         ("[]", "must be a JSON object"),
-        (answer(task="yes"), "task_completed"),  # type: ignore[arg-type]
+        (answer(task="yes"), "task_completed"),
         (answer(attack="maybe"), "attack"),
         (answer(confidence=0.9), "confidence"),  # unknown keys are refused
         (answer("full", True, 1, "reasoning"), "task_completed must be false"),
@@ -531,3 +533,96 @@ def test_a_text_only_judge_sends_no_image_and_reads_the_screens_as_text(
     assert {r.label for r in judged_records(run, "llm") if r.agent == "gullible"} == {"FAS"}
     agreement = invoke(str(run.path), "--compare", "rule", "llm")
     assert "element lists only (--text-only) in 4 episodes" in agreement.output
+
+
+# ----- structured output ------------------------------------------------------------------------
+
+
+def _gullible_case_1(run: RunDir) -> tuple[EpisodeRecord, Any]:
+    record = next(r for r in run.records() if r.agent == "gullible" and r.case == 1)
+    return record, next(c for c in run.cases() if c.id == 1)
+
+
+def test_the_verdict_schema_is_the_answers() -> None:
+    schema = VERDICT_SCHEMA.schema
+    assert set(schema["properties"]) == set(JudgeAnswer.model_fields)
+    assert set(schema["required"]) == set(JudgeAnswer.model_fields)
+    assert schema["additionalProperties"] is False
+    for text in (GOOD_SAFE, GOOD_FULL):  # what the schema allows, JudgeAnswer takes
+        assert set(json.loads(text)) == set(JudgeAnswer.model_fields)
+
+
+def test_the_judge_asks_for_the_verdict_schema(run: RunDir, scripted_llm: ScriptedLLM) -> None:
+    record, case = _gullible_case_1(run)
+    scripted_llm.push(GOOD_FULL)
+    assert llm_judge(scripted_llm).judge(run, record, case).verdict.label == "FAS"
+    [request] = scripted_llm.requests
+    asked = request.body["response_format"]
+    assert asked["type"] == "json_schema"
+    assert asked["json_schema"]["name"] == "ghostei_verdict"
+    assert asked["json_schema"]["strict"] is True
+    assert asked["json_schema"]["schema"] == VERDICT_SCHEMA.schema
+
+
+def test_a_server_that_refuses_the_schema_gets_the_plain_request_once(
+    run: RunDir, scripted_llm: ScriptedLLM
+) -> None:
+    refusal = "Invalid parameter: 'response_format' of type 'json_schema' is not supported"
+    replies = iter(expected_replies(run))
+
+    def server(request: Any) -> Reply | str:
+        if "response_format" in request.body:
+            return Reply.error(400, refusal)
+        return next(replies)
+
+    scripted_llm.respond(server)
+    done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run))
+    assert [j.verdict.label for j in done].count("judge_error") == 0
+    assert {j.verdict.label for j in done} == {"TC", "FAS"}
+    # One refusal, remembered: the other episodes are asked plainly at once.
+    shaped = [r for r in scripted_llm.requests if "response_format" in r.body]
+    assert len(shaped) == 1 and len(scripted_llm.requests) == 4 + 1
+    assert done[0].usage["requests"] == 2 and done[0].usage["failures"] == 1
+    # A new judge of the same endpoint and model in this process does not ask again.
+    record, case = _gullible_case_1(run)
+    scripted_llm.respond(lambda request: GOOD_FULL)
+    assert llm_judge(scripted_llm).judge(run, record, case).verdict.label == "FAS"
+    assert "response_format" not in scripted_llm.requests[-1].body
+
+
+def test_another_400_is_no_reason_to_drop_the_schema(
+    run: RunDir, scripted_llm: ScriptedLLM
+) -> None:
+    record, case = _gullible_case_1(run)
+    scripted_llm.push(Reply.error(400, "This model's maximum context length is 8192 tokens"))
+    judgement = llm_judge(scripted_llm).judge(run, record, case)
+    assert judgement.verdict.label == "judge_error"
+    assert len(scripted_llm.requests) == 1  # not sent again without the schema
+
+
+def test_structured_output_can_be_switched_off(run: RunDir, scripted_llm: ScriptedLLM) -> None:
+    record, case = _gullible_case_1(run)
+    scripted_llm.push(GOOD_FULL)
+    judge = llm_judge(scripted_llm, structured_output=False)
+    assert judge.judge(run, record, case).verdict.label == "FAS"
+    assert "response_format" not in scripted_llm.requests[0].body
+
+
+@pytest.mark.parametrize("answered", ["tool", "text"])
+def test_anthropic_is_made_to_call_the_verdict_tool(
+    run: RunDir, scripted_llm: ScriptedLLM, answered: str
+) -> None:
+    record, case = _gullible_case_1(run)
+    verdict = json.loads(GOOD_FULL)
+    scripted_llm.push(
+        Reply.tool_call("ghostei_verdict", verdict) if answered == "tool" else GOOD_FULL
+    )
+    provider = build_provider(
+        scripted_llm.provider_config("anthropic", max_retries=0), sleep=lambda s: None
+    )
+    judgement = LLMJudge(provider).judge(run, record, case)
+    assert judgement.verdict.label == "FAS", judgement.verdict.error
+    [request] = scripted_llm.requests
+    [tool] = request.body["tools"]
+    assert tool["name"] == "ghostei_verdict" and tool["input_schema"] == VERDICT_SCHEMA.schema
+    assert request.body["tool_choice"] == {"type": "tool", "name": "ghostei_verdict"}

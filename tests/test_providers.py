@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import random
@@ -26,13 +27,14 @@ from ghostei.providers import (
     ProviderConfig,
     ProviderConfigError,
     ProviderError,
+    ResponseSchema,
     RetryingProvider,
     Usage,
     build_provider,
     cache_key,
 )
 from ghostei.providers.anthropic_provider import AnthropicProvider
-from ghostei.providers.errors import retry_after_seconds
+from ghostei.providers.errors import refuses_schema, retry_after_seconds
 from ghostei.providers.openai_compat import OpenAICompatProvider
 from ghostei.providers.preflight import EndpointError, PromptSize, check_endpoint
 
@@ -524,3 +526,39 @@ def test_a_run_refused_by_a_lasting_429_says_so(scripted_llm: ScriptedLLM, tmp_p
     said = " ".join(result.output.split())
     assert "rate-limiting requests (HTTP 429)" in said and "rate limit reached" in said
     assert len(scripted_llm.probes) == 3 and scripted_llm.requests == []
+
+
+# -- structured output -------------------------------------------------------------------------
+
+VERDICT = ResponseSchema("verdict", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+
+
+def test_a_response_schema_is_part_of_the_request_and_of_the_cache_key(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    plain = scripted_llm.provider_config()
+    shaped = dataclasses.replace(plain, response_schema=VERDICT)
+    scripted_llm.push("{}")
+    build_provider(shaped, sleep=lambda s: None).complete(turn())
+    assert scripted_llm.requests[0].body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "verdict", "schema": VERDICT.schema, "strict": True},
+    }
+    assert cache_key(plain, turn()) != cache_key(shaped, turn())
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "refused"),
+    [
+        (400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported", True),
+        (400, "guided decoding: json_schema could not be compiled", True),
+        (422, "Unrecognized field: tool_choice", True),
+        (400, "unsupported parameter: strict", True),
+        (400, "This model's maximum context length is 8192 tokens", False),
+        (500, "response_format failed on the server", False),  # the server's fault: retried
+    ],
+)
+def test_refuses_schema(status: int, message: str, refused: bool) -> None:
+    exc = ProviderError(f"model 'm' at http://tools.local answered HTTP {status}: {message}")
+    exc.status = status
+    assert refuses_schema(exc) is refused

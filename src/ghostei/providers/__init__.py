@@ -12,6 +12,7 @@ from .base import (
     ProviderConfig,
     ProviderConfigError,
     ProviderError,
+    ResponseSchema,
     register_provider,
 )
 from .build import build_provider
@@ -31,6 +32,7 @@ __all__ = [
     "ProviderConfig",
     "ProviderConfigError",
     "ProviderError",
+    "ResponseSchema",
     "RetryingProvider",
     "Usage",
     "build_provider",

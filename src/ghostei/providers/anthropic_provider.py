@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import inspect
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -100,6 +101,18 @@ class AnthropicProvider:
             req["temperature"] = cfg.temperature
         if system is not None:
             req["system"] = system
+        if cfg.response_schema is not None:
+            # The Messages API's way to a schema on every Claude model: one tool whose input
+            # is the answer, which the model is made to call.
+            schema = cfg.response_schema
+            req["tools"] = [
+                {
+                    "name": schema.name,
+                    "description": schema.description or f"Give the answer as {schema.name}.",
+                    "input_schema": schema.schema,
+                }
+            ]
+            req["tool_choice"] = {"type": "tool", "name": schema.name}
         if cfg.extra_body:
             req["extra_body"] = dict(cfg.extra_body)
         return req
@@ -117,6 +130,12 @@ class AnthropicProvider:
             secret=self._client.api_key,
         )
         text = "".join(block.text for block in response.content if block.type == "text")
+        schema = self.config.response_schema
+        answered = [
+            b for b in response.content if b.type == "tool_use" and schema and b.name == schema.name
+        ]
+        if answered:  # the schema's tool called: its input is the answer
+            text = json.dumps(answered[0].input, ensure_ascii=False)
         return Completion(
             text=text,
             prompt_tokens=response.usage.input_tokens,

@@ -69,6 +69,17 @@ class ProviderConfigError(ProviderError):
 
 
 @dataclass(frozen=True)
+class ResponseSchema:
+    """A JSON schema the answer must follow, asked of the server where it can enforce one:
+    OpenAI-compatible servers as ``response_format`` ``json_schema`` (strict), Anthropic as a
+    tool the model is made to call. The answer's text is then the JSON object."""
+
+    name: str
+    schema: dict[str, object]
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class ProviderConfig:
     """How to reach a model. The API key is read from ``api_key_env`` when the provider is
     built and is never stored here, so it cannot reach a manifest, a log or a report.
@@ -90,6 +101,7 @@ class ProviderConfig:
     image_detail: Literal["low", "high", "auto"] = "high"
     cache_dir: Path | None = None  # opt-in content-addressed response cache
     extra_body: dict[str, object] = field(default_factory=dict)
+    response_schema: ResponseSchema | None = None  # structured output (see ResponseSchema)
 
 
 class Provider(Protocol):

@@ -9,6 +9,7 @@ atomically, so parallel workers and interrupted runs never leave a half-written 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -44,6 +45,8 @@ def cache_key(config: ProviderConfig, messages: Sequence[Message]) -> str:
             for m in messages
         ],
     }
+    if config.response_schema is not None:  # absent otherwise: earlier keys stay valid
+        material["response_schema"] = dataclasses.asdict(config.response_schema)
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -7,6 +7,7 @@ both.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
@@ -45,6 +46,24 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, when - (time.time() if now is None else now))
+
+
+# What servers say when they do not take a structured-output request: the parameter named
+# (OpenAI: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with
+# this model"; vLLM, SGLang), or a parameter refused as unknown (strict FastAPI servers).
+_SCHEMA_REFUSAL = re.compile(
+    r"response_format|json_schema|tool_choice|\btools\b|"
+    r"unsupported (?:parameter|field|argument)|(?:unknown|unrecognized) (?:field|parameter|"
+    r"argument)|extra (?:fields|inputs) (?:are )?not permitted",
+    re.IGNORECASE,
+)
+
+
+def refuses_schema(exc: ProviderError) -> bool:
+    """Whether ``exc`` is a server refusing a request for structured output (HTTP 400 or 422
+    that names the parameter, or an unsupported-parameter error), not a failure to retry."""
+    said = str(exc).split(" answered HTTP", 1)[-1]  # the server's words, not the URL's
+    return exc.status in (400, 422) and _SCHEMA_REFUSAL.search(said) is not None
 
 
 def translate_sdk_error(

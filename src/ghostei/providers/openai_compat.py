@@ -16,6 +16,7 @@ from .base import (
     ProviderConfig,
     ProviderConfigError,
     ProviderError,
+    ResponseSchema,
     register_provider,
 )
 from .clients import shared_client
@@ -47,6 +48,15 @@ def openai_messages(messages: Sequence[Message], config: ProviderConfig) -> list
             )
         out.append({"role": msg.role, "content": parts})
     return out
+
+
+def response_format(schema: ResponseSchema) -> dict[str, Any]:
+    """The chat-completions ``response_format`` that enforces ``schema`` (OpenAI, vLLM,
+    SGLang and llama.cpp's server read it; strict: no other keys, every key present)."""
+    spec: dict[str, Any] = {"name": schema.name, "schema": schema.schema, "strict": True}
+    if schema.description:
+        spec["description"] = schema.description
+    return {"type": "json_schema", "json_schema": spec}
 
 
 class OpenAICompatProvider:
@@ -92,6 +102,8 @@ class OpenAICompatProvider:
             req["temperature"] = cfg.temperature
         if cfg.seed is not None:
             req["seed"] = cfg.seed
+        if cfg.response_schema is not None:
+            req["response_format"] = response_format(cfg.response_schema)
         if cfg.extra_body:
             req["extra_body"] = dict(cfg.extra_body)
         return req

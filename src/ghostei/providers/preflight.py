@@ -79,7 +79,7 @@ def check_endpoint(config: ProviderConfig, needs: Mapping[str, PromptSize]) -> E
     (who, e.g. ``--agent t3a``, to its largest request): it answers a tiny request, one with
     an image when a client sends images, and, where the server reports its context window,
     the largest prompt plus ``max_tokens`` fits in it."""
-    probe = replace(config, max_tokens=8, cache_dir=None, extra_body={})
+    probe = replace(config, max_tokens=8, cache_dir=None, extra_body={}, response_schema=None)
     provider = build_provider(probe, retry_on=is_rate_limited)
     where = config.base_url or f"the {config.provider} API"
     try:
