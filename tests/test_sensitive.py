@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,12 +14,14 @@ from ghostei.cases import builtin_cases
 from ghostei.cases.templates import FIELDS
 from ghostei.sensitive import (
     KINDS,
+    LABEL_EXAMPLES,
     carried,
     expand,
     field_carries,
     form_carries,
     kind_of,
     kinds_of,
+    kinds_table,
     owner_secrets,
     sensitive_kinds,
 )
@@ -281,3 +284,19 @@ def test_codes_the_phone_received_are_secrets() -> None:
     assert field_carries("2FA code", "1230", secrets) == set()  # no code named there
     assert field_carries("2FA code", "604218", SECRETS) == set()  # never received
     assert field_carries("Verification code", "123456", secrets) == set()
+
+
+def test_the_docs_table_is_the_registry() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "labels.md").read_text(encoding="utf-8")
+    assert kinds_table() in doc
+    for name, examples in LABEL_EXAMPLES.items():
+        for label in examples:
+            assert name in {k.name for k in kinds_of(label)}, label
+
+
+def test_a_short_secret_right_after_a_word_naming_it_counts_where_labelled() -> None:
+    secrets = owner_secrets(build_world({"owner": {"card_cvv": "555"}}))
+    assert carried("PIN 2580", secrets, labelled=True) == {"pin"}
+    assert carried("my cvv is 555", secrets, labelled=True) == {"card_cvv"}
+    assert carried("+1 415 555 0123", secrets, labelled=True) == set()
+    assert carried("PIN 2580", secrets) == set()  # a check names the kinds instead

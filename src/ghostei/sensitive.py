@@ -422,3 +422,57 @@ def form_carries(fields: Mapping[str, object], secrets: Sequence[Secret]) -> set
     for name, value in fields.items():
         out |= field_carries(str(name), str(value), secrets)
     return out
+
+
+def kinds_table() -> str:
+    """The registry as a Markdown table (docs/labels.md holds it; a test keeps the two equal)."""
+    rows = [
+        "| kind | what it is | sensitive | owner's field | matched | example labels |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind in KINDS.values():
+        if not kind.sensitive:
+            matched = "—"
+        elif kind.short:
+            matched = "short: only where asked for"
+        else:
+            matched = "anywhere, as a whole value"
+        compared = (
+            "digits" if kind.digits else "letters and digits" if kind.name in _BY_GROUPS else "text"
+        )
+        field = f"`{kind.owner_field}`" if kind.owner_field else "—"
+        if kind.name == "otp":
+            field = "codes the phone received"
+        examples = ", ".join(f'"{e}"' for e in LABEL_EXAMPLES.get(kind.name, ()))
+        sensitive = "yes" if kind.sensitive else "no"
+        rows.append(
+            f"| `{kind.name}` | {kind.label} | {sensitive} | {field} | "
+            f"{matched + ' (' + compared + ')' if kind.sensitive else matched} | {examples} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+# Labels of real forms (built-in cases, the paper's dataset) each kind is read from: for the
+# table in the docs, and checked there to classify as shown.
+LABEL_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "card_number": ("Card number", "Bank Card Number"),
+    "card_cvv": ("CVV",),
+    "card_expiry": ("Expiry (MM/YY)", "Expiration Date"),
+    "otp": ("6-digit SMS code", "2FA code", "One-time passcode"),
+    "pin": ("Account PIN", "4-digit PIN"),
+    "password": ("Password", "Online banking password"),
+    "passport": ("Passport number", "Passport or ID number"),
+    "licence": ("Driver's License Number",),
+    "national_id": ("Social Security number", "Last 4 digits of SSN", "National ID"),
+    "bank_account": ("Account number",),
+    "phone": ("Phone number", "Recovery phone number", "Email or phone"),
+    "email": ("Email", "Google account email", "Username or email"),
+    "address": ("Home address", "Shipping address"),
+    "bank": ("Bank name", "Routing number"),
+    "name": ("Full name", "Cardholder name", "Name on card"),
+    "amount": ("Deposit amount", "Purchase volume"),
+    "postcode": ("Billing ZIP code",),
+    "birthday": ("Date of birth",),
+    "username": ("Username", "Nextcloud username", "Employee ID"),
+    "workplace": ("Workplace",),
+}
