@@ -1,5 +1,6 @@
 """``ghostei cases generate``: cases drawn from the threat matrix, proven by the validity gate
-before they are written, byte-identical for one seed, split by a hash of template and slots."""
+before they are written, byte-identical for one seed, numbered by their content, split by
+their task and attack families."""
 
 from __future__ import annotations
 
@@ -12,16 +13,17 @@ import pytest
 
 from ghostei.cases import load_cases
 from ghostei.cases.check import check_cases
+from ghostei.cases.diversity import duplicate_groups, id_collisions, placeholders
 from ghostei.cases.generate import (
-    FIRST_ID,
     VECTORS,
     candidates,
     focus_field,
     focused_fields,
     matrix,
-    split_of,
+    stratified_splits,
     task_pool,
 )
+from ghostei.cases.identity import GENERATED_IDS, case_digest, generated_id
 from ghostei.cases.stats import matrix_coverage
 from ghostei.runner import RunConfig, run_episode
 
@@ -56,7 +58,9 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_cell_gets_its_cases_and_every_case_passes_the_gate(small: Path) -> None:
     cases = load_cases(small)  # validates and lints every file
     assert len(cases) == 2 * 7 * 4
-    assert [c.id for c in cases] == list(range(FIRST_ID, FIRST_ID + len(cases)))
+    for case in cases:  # each numbered by its content
+        assert case.id == generated_id(case_digest(case)), case.id
+        assert GENERATED_IDS[0] <= case.id <= GENERATED_IDS[1]
     coverage = matrix_coverage(cases)
     for vector in VECTORS:
         for domain in ("Finance", "Media"):
@@ -66,11 +70,11 @@ def test_every_cell_gets_its_cases_and_every_case_passes_the_gate(small: Path) -
     for case in cases:
         assert case.generated is not None
         assert (small / case.generated.split / f"{case.id:06d}.json").is_file()
-        assert case.generated.split == split_of(case.generated.template, case.generated.slots)
     keys = {json.dumps([c.generated.template, c.generated.slots], sort_keys=True) for c in cases}  # type: ignore[union-attr]
     assert len(keys) == len(cases)  # no two share template and slots
     summary = json.loads((small / "_generation.json").read_text())
     assert summary["cases"] == len(cases) and summary["short"] == {}
+    assert duplicate_groups(cases) == [] and placeholders(cases) == []
 
 
 @pytest.mark.slow
@@ -84,15 +88,22 @@ def test_one_seed_writes_the_same_bytes_and_another_seed_other_cases(
     assert generate(other, *SMALL, "--seed", "1").returncode == 0
     first, second = files(small), files(other)
     assert first.keys() != second.keys() or first != second
-    differing = [name for name in first.keys() & second.keys() if first[name] != second[name]]
-    assert len(differing) > len(first) // 2
+    shared = (first.keys() & second.keys()) - {"_generation.json"}
+    assert [name for name in shared if first[name] != second[name]] == []  # a name is content
+    # Ids never meet across seeds: one id, one content, whatever seed drew it.
+    assert id_collisions(load_cases(small), load_cases(other)) == []
 
 
-def test_a_split_is_a_hash_of_template_and_slots_alone() -> None:
-    slots = {"brand": "StreamMax", "owner": 7, "task": 4}
-    assert split_of("overlay/v1", slots) == split_of("overlay/v1", dict(reversed(slots.items())))
-    drawn = [split_of("overlay/v1", {"owner": n}) for n in range(2000)]
-    assert 0.15 < drawn.count("test") / len(drawn) < 0.25  # 20 % test by construction
+def test_task_families_split_within_each_domain_by_hash_alone() -> None:
+    groups = {"A": [f"a{n}" for n in range(10)], "B": ["b0", "b1"], "C": ["c0"]}
+    splits = stratified_splits(groups)
+    assert splits == stratified_splits({k: list(reversed(v)) for k, v in groups.items()})
+    assert [splits[f"a{n}"] for n in range(10)].count("test") == 2  # 20 %
+    assert sorted(splits[f] for f in ("b0", "b1")) == ["dev", "test"]  # at least one each
+    assert splits["c0"] == "dev"  # a lone family stays on dev
+    pool = task_pool()
+    for domain in {t.domain for t in pool}:
+        assert {t.split for t in pool if t.domain == domain} == {"dev", "test"}, domain
 
 
 def test_candidates_are_distinct_and_fill_each_vector() -> None:

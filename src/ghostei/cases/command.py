@@ -350,8 +350,9 @@ def cases_generate(
 ) -> None:
     """Generate PER_CELL proven cases for every cell of the threat matrix (app domain x
     risk domain x vector) into --out: each validates, lints and passes the validity gate;
-    the same seed writes the same bytes. The split of a case is a hash of its template and
-    slots (see ghostei.cases.generate.split_of): tune on dev, report on test."""
+    the same seed writes the same bytes. A case's split is that of its task and attack
+    families, so no task or attack text is in both (see ghostei.cases.generate.candidates):
+    tune on dev, report on test."""
     from .generate import generate, write
     from .schema import APP_DOMAINS, VECTORS
 

@@ -17,6 +17,7 @@ from ..judge.store import JUDGES, judged_records, judgement_path
 from ..metrics import ALL_BREAKDOWNS, BREAKDOWNS
 from ..rundir import RunDir, RunDirError
 from .compare import (
+    CasesDiffer,
     RunEntry,
     compare_csv,
     compare_json,
@@ -264,7 +265,10 @@ def compare(
         _tradeoff(runs, judge, fmt, output)
         return
     rows = leaderboard(runs)
-    pairs = paired_rows(runs[0], runs[1]) if paired else None
+    try:
+        pairs = paired_rows(runs[0], runs[1]) if paired else None
+    except CasesDiffer as exc:
+        fail(str(exc))
     if fmt == "json":
         data = compare_json(judge, runs, rows, pairs)
         _text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", output)

@@ -13,7 +13,7 @@ rows (agent, metric, a, b, diff, bounds, n): the table a spreadsheet wants in ea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from rich.text import Text
 
 from ..agents.frameworks import MODEL_AGENTS
 from ..attacks import STANDARD
+from ..cases.identity import case_digest
 from ..defences import agent_labels, base_agent
 from ..judge.store import judged_records
 from ..metrics import CI_METRICS, PairedDifference, paired_difference
@@ -58,6 +59,9 @@ class RunEntry:
     warnings: tuple[str, ...] = ()  # e.g. a torn last line left out of the records
     attack: str = STANDARD  # the run's attack condition (``ghostei.attacks``)
     cases: int | None = None  # the cases of its manifest
+    # Case id -> digest of the case's content (``ghostei.cases.identity``): what an id named
+    # in this run. Empty: not known, and a paired comparison trusts the ids.
+    digests: dict[int, str] = field(default_factory=dict)
 
     def model_of(self, agent: str) -> str | None:
         """The run's model, for the agents that used one (reference agents call none)."""
@@ -86,6 +90,7 @@ def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
         warnings=tuple(torn.describe() for torn in run.torn_lines()),
         attack=attack_of(config),
         cases=len(manifest.get("cases") or []),
+        digests={case.id: case_digest(case) for case in run.cases()},
     )
 
 
@@ -132,10 +137,33 @@ def leaderboard(runs: Sequence[RunEntry]) -> list[LeaderRow]:
 N_BOOT, SEED = 2000, 0
 
 
+class CasesDiffer(ValueError):
+    """Two runs name different cases by one id: pairing their episodes would compare apples
+    with oranges (e.g. generated suites of two seeds numbered alike)."""
+
+
+def same_cases(a: RunEntry, b: RunEntry) -> None:
+    """Raise CasesDiffer when a case id of both runs' episodes names different content."""
+    shared = {r.case for r in a.records} & {r.case for r in b.records}
+    differ = sorted(
+        i for i in shared if i in a.digests and i in b.digests and a.digests[i] != b.digests[i]
+    )
+    if differ:
+        shown = ", ".join(map(str, differ[:5])) + (" …" if len(differ) > 5 else "")
+        raise CasesDiffer(
+            f"--paired: {a.name} and {b.name} hold different cases under the same id "
+            f"({len(differ)} of {len(shared)}: {shown}); pair runs of the same cases (for a "
+            "generated suite: the same seed and options)"
+        )
+
+
 def paired_rows(
     a: RunEntry, b: RunEntry, *, n_boot: int = N_BOOT, seed: int = SEED
 ) -> list[tuple[str, PairedDifference]]:
-    """For each agent of both runs and each rate: B minus A over the episodes scored in both."""
+    """For each agent of both runs and each rate: B minus A over the episodes scored in both.
+
+    Raises CasesDiffer when the runs name different cases by one id."""
+    same_cases(a, b)
     agents_b = {r.agent for r in b.records}
     agents = [x for x in dict.fromkeys(r.agent for r in a.records) if x in agents_b]
     rows = []

@@ -1,0 +1,153 @@
+"""How varied and how well held-out a generated suite is: the figures a reviewer asks for.
+
+Texts are read as the agent reads them: a case's **task text** is its benign request (a
+harmful instruction's benign counterpart), its **attack text** the attacker's words (an
+overlay's title and content, a pop-up text, a planted request, a harmful instruction: the
+case's ``content``). Per 100 cases means: over the suite in id order (ids are content
+hashes, so this order mixes cells), cut into consecutive windows of 100, the mean number of
+distinct texts in a window (a last window of fewer than 100 is left out).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .identity import case_digest
+from .schema import Case
+
+WINDOW = 100
+_PLACEHOLDER = re.compile(r"\{[^{}\s]*\}")
+
+
+def task_text(case: Case) -> str:
+    """The benign request of a case, as the agent would read it."""
+    if case.case_type == "User-Provided Instructions" and case.benign is not None:
+        return case.benign.prompt
+    return case.prompt
+
+
+def attack_text(case: Case) -> str:
+    """The attacker's words in a case (an overlay's: its title, a line break, its content)."""
+    title = overlay_title(case)
+    return case.content if title is None else f"{title}\n{case.content}"
+
+
+def duplicate_key(prompt: str, attack: str, checks: Any) -> str:
+    """What two cases share when they are one case: prompt, attack text and checks."""
+    return json.dumps([prompt, attack, checks], sort_keys=True)
+
+
+def overlay_title(case: Case) -> str | None:
+    """An overlay's title, or None for the other vectors."""
+    title = case.extra.get("title") if isinstance(case.extra, dict) else None
+    return title if case.use_dynamic == "Overlay Attack" and isinstance(title, str) else None
+
+
+def normalised(text: str) -> str:
+    """A text with what makes near-variants differ taken out: case, digits, punctuation."""
+    return " ".join(re.sub(r"[^a-z]+", " ", text.casefold()).split())
+
+
+def per_window(cases: Sequence[Case], text: Callable[[Case], str | None]) -> float:
+    """The mean number of distinct texts in consecutive windows of 100 cases in id order."""
+    ordered = sorted(cases, key=lambda c: c.id)
+    counts = []
+    for start in range(0, len(ordered) - WINDOW + 1, WINDOW):
+        window = [text(c) for c in ordered[start : start + WINDOW]]
+        counts.append(len({t for t in window if t is not None}))
+    return round(statistics.mean(counts), 1) if counts else float("nan")
+
+
+def _groups(cases: Iterable[Case], key: Callable[[Case], str]) -> list[list[int]]:
+    found: dict[str, list[int]] = defaultdict(list)
+    for case in cases:
+        found[key(case)].append(case.id)
+    return [ids for ids in found.values() if len(ids) > 1]
+
+
+def duplicate_groups(cases: Iterable[Case]) -> list[list[int]]:
+    """Cases identical in prompt, attack text and checks (ids, by group)."""
+    return _groups(
+        cases,
+        lambda c: duplicate_key(c.prompt, attack_text(c), c.checks.model_dump(mode="json")),
+    )
+
+
+def near_duplicate_groups(cases: Iterable[Case]) -> list[list[int]]:
+    """Cases whose task text and attack text are the same once normalised."""
+    return _groups(cases, lambda c: normalised(task_text(c)) + "\n" + normalised(attack_text(c)))
+
+
+def cross_split(cases: Iterable[Case], text: Callable[[Case], str]) -> list[str]:
+    """Texts (normalised) that occur in both the dev and the test split."""
+    splits: dict[str, set[str]] = defaultdict(set)
+    for case in cases:
+        if case.generated is not None:
+            splits[normalised(text(case))].add(case.generated.split)
+    return sorted(t for t, found in splits.items() if len(found) > 1)
+
+
+def placeholders(cases: Iterable[Case]) -> list[tuple[int, str, str]]:
+    """Agent-visible texts holding an unfilled slot: (case id, where, text)."""
+    from .generate import agent_visible  # the generator's own list of what an agent sees
+
+    found = []
+    for case in cases:
+        data = case.model_dump(mode="json", by_alias=True)
+        for where, text in agent_visible(data):
+            if _PLACEHOLDER.search(text):
+                found.append((case.id, where, text))
+    return found
+
+
+def id_collisions(*suites: Iterable[Case]) -> list[int]:
+    """Ids that name cases of different content in the suites given."""
+    digests: dict[int, set[str]] = defaultdict(set)
+    for suite in suites:
+        for case in suite:
+            digests[case.id].add(case_digest(case))
+    return sorted(i for i, found in digests.items() if len(found) > 1)
+
+
+@dataclass(frozen=True)
+class Diversity:
+    """A suite's variety and leakage figures."""
+
+    cases: int
+    tasks_per_100: float
+    attacks_per_100: float
+    overlay_titles_per_100: float
+    distinct_tasks: int
+    distinct_attacks: int
+    duplicate_groups: int
+    near_duplicate_groups: int
+    cross_split_tasks: int
+    cross_split_attacks: int
+    placeholders: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def diversity(cases: Sequence[Case]) -> Diversity:
+    """The figures of a suite (see the module's docstring for what each counts)."""
+    overlays = [c for c in cases if overlay_title(c) is not None]
+    return Diversity(
+        cases=len(cases),
+        tasks_per_100=per_window(cases, task_text),
+        attacks_per_100=per_window(cases, attack_text),
+        overlay_titles_per_100=per_window(overlays, overlay_title),
+        distinct_tasks=len({task_text(c) for c in cases}),
+        distinct_attacks=len({attack_text(c) for c in cases}),
+        duplicate_groups=len(duplicate_groups(cases)),
+        near_duplicate_groups=len(near_duplicate_groups(cases)),
+        cross_split_tasks=len(cross_split(cases, task_text)),
+        cross_split_attacks=len(cross_split(cases, attack_text)),
+        placeholders=len(placeholders(cases)),
+    )
