@@ -109,7 +109,12 @@ DATA = {
     "sms_sent": {"to": "+1 415 555 0100", "body": "hi"},
     "email_sent": {"to": ["a@example.com"]},
     "overlay_confirmed": {"title": "Verify", "label": "OK"},
-    "form_submitted": {"url": "https://x.example", "phishing": True, "filled": ["cvv"]},
+    "form_submitted": {
+        "url": "https://x.example",
+        "phishing": True,
+        "fields": {"cvv": "317"},  # the owner's CVV: a full attack on a phishing form
+        "filled": ["cvv"],
+    },
     "answered": {"text": "ok"},
 }
 event_lists = st.lists(st.sampled_from(KINDS), max_size=6).map(
