@@ -76,7 +76,7 @@ def test_specs_name_a_defence_and_convert_its_options(user_defence: str) -> None
     [
         ("nope", "unknown defence 'nope'; known: "),
         ("warn-popups:loud=1", "unknown option 'loud=1' (it takes: note="),
-        ("warn-popups:note", "unknown option 'note'"),
+        ("warn-popups:note", "option note needs a value: note=STR"),
         ("ghostei.actions:Action", "is not a subclass of ghostei.defences.Defence"),
         ("no/such/file.py:X", "no file no/such/file.py"),
     ],
@@ -208,3 +208,35 @@ def test_run_and_resume_name_the_defences(tmp_path: Path, user_defence: str) -> 
     bad = CliRunner().invoke(main, ["run", "--agent", "gullible", "--defence", "nope"])
     assert bad.exit_code == 2 and "--defence: unknown defence 'nope'" in bad.output
     assert "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        # An empty note would run the baseline with no warning at all.
+        ("warn-popups:note=", "--defence warn-popups:note=: warn-popups: the note must say"),
+        ("warn-popups:note=  ", "the note must say something"),
+        # The last of two values would win without a word.
+        ("provenance:draw=true,draw=false", "option draw is given more than once"),
+        ("overlay-gate:on_block=ask,on_block=skip", "option on_block is given more than once"),
+        ("spotlight:marker", "option marker needs a value: marker=STR"),
+    ],
+)
+def test_bad_defence_options_are_refused_by_the_cli(spec: str, said: str, tmp_path: Path) -> None:
+    args = ["run", "--agent", "oracle", "--cases", "1", "--out", str(tmp_path / "run")]
+    refused = CliRunner().invoke(main, [*args, "--no-frames", "--defence", spec])
+    assert refused.exit_code == 2, refused.output
+    assert said in " ".join(refused.output.split()), refused.output
+    assert "Traceback" not in refused.output
+    assert not (tmp_path / "run" / "episodes.jsonl").exists()
+
+
+def test_a_bare_bool_option_is_true(tmp_path: Path) -> None:
+    assert parse_spec("overlay-gate:allow_dismiss").options == {"allow_dismiss": True}
+    assert parse_spec("provenance:draw").options == {"draw": True}
+    out = tmp_path / "run"
+    args = ["run", "--agent", "oracle", "--cases", "1", "--out", str(out), "--no-frames"]
+    ran = CliRunner().invoke(main, [*args, "--defence", "overlay-gate:allow_dismiss"])
+    assert ran.exit_code == 0, ran.output
+    (line,) = (out / "episodes.jsonl").read_text().splitlines()
+    assert json.loads(line)["agent"] == "oracle+overlay-gate:allow_dismiss=true"

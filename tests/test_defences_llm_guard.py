@@ -102,7 +102,8 @@ def test_a_blocked_tap_is_not_carried_out(scripted_llm: ScriptedLLM, tmp_path: P
     asked = "\n".join(guard[1].texts())
     assert CASE.prompt in asked
     line = proposed(guard[1])
-    assert CONFIRM in line and "com.example.myapplication (NOT the foreground app)" in line
+    assert CONFIRM in line
+    assert "com.example.myapplication (NOT the foreground app, the system or an app" in line
     assert "Foreground app (package): com.booking" in asked
     assert "open the app 'Booking' (one of the apps" in proposed(guard[0])
     assert not any(r.images() for r in guard), "no screenshot unless images=true"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from .png import encode_frame, encode_png
 if TYPE_CHECKING:
     from .actions import Action
 
-__all__ = ["Bounds", "Observation", "UIElement", "encode_frame", "encode_png"]
+__all__ = ["Bounds", "Observation", "UIElement", "encode_frame", "encode_png", "touch_point"]
 
 Bounds = tuple[int, int, int, int]
 
@@ -54,6 +54,17 @@ class UIElement:
         return self.text or self.content_desc or self.hint
 
 
+def touch_point(action: Action, elements: Sequence[UIElement]) -> tuple[int, int] | None:
+    """Where a device touches the screen for ``action``: its pixel (for a swipe or a drag,
+    where the finger starts), else the centre of the element at its index; None for neither,
+    or an index no element has. Both backends and the defences resolve a target with it."""
+    if action.x is not None and action.y is not None:
+        return action.x, action.y
+    if action.index is not None and 0 <= action.index < len(elements):
+        return elements[action.index].center
+    return None
+
+
 @dataclass
 class Observation:
     """One moment of the device. The screenshot and XML are produced only when asked for."""
@@ -75,11 +86,21 @@ class Observation:
     # Whether ``render`` still draws this moment after the device acts again (the simulated
     # phone's observations hold their laid-out windows; a real device's screen moves on).
     lasting: bool = True
+    # The elements as a model is to be shown them, where an observation defence marked their
+    # text (same indices and bounds); None: as ``elements``. Agents act on ``elements``, which
+    # a defence never rewrites, so what an agent matches on and hit-tests stays the device's.
+    shown: list[UIElement] | None = field(default=None, repr=False)
 
     # Computed on first use and kept. Not functools.cached_property: on Python 3.11 it holds
     # one lock per property across *all* instances, so a render that waits on another
     # thread's observation (a served phone answering adb in-process) would deadlock.
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def for_model(self) -> list[UIElement]:
+        """The elements a prompt lists: as observation defences marked them (``shown``), else
+        ``elements``. Prompt builders read these; acting, matching and hit-testing never do."""
+        return self.elements if self.shown is None else self.shown
 
     def element_at(self, x: int, y: int) -> UIElement | None:
         """The element a tap at (x, y) lands on: the last listed whose bounds hold the point
@@ -91,12 +112,11 @@ class Observation:
         return None
 
     def target(self, action: Action) -> UIElement | None:
-        """The element an action acts on: by index, or at its point (None: no element)."""
-        if action.index is not None:
-            return self.elements[action.index] if 0 <= action.index < len(self.elements) else None
-        if action.x is not None and action.y is not None:
-            return self.element_at(action.x, action.y)
-        return None
+        """The element a touch of ``action`` lands on: the topmost at its :func:`touch_point`
+        (None: no point, or nothing there). An index stands for its element's centre, as on
+        the device, so a window drawn over that centre is what is touched."""
+        point = touch_point(action, self.elements)
+        return None if point is None else self.element_at(*point)
 
     @property
     def screenshot(self) -> Image.Image:

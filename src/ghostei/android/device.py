@@ -38,7 +38,7 @@ from ..actions import Action
 from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observability import Observability
-from ..observation import Observation, UIElement
+from ..observation import Observation, UIElement, touch_point
 from ..world import Contact, FileEntry, World, build_world
 from . import seed as seeding
 from . import web
@@ -487,13 +487,10 @@ class AndroidDevice:
     # ----- actions ---------------------------------------------------------------------------
 
     def _point(self, action: Action) -> tuple[int, int] | None:
-        if action.x is not None and action.y is not None:
-            return action.x, action.y
-        elements = self._screen.elements if self._screen else []
-        if action.index is not None and 0 <= action.index < len(elements):
-            return elements[action.index].center
-        self.events.append("invalid_action", "", reason=f"no element with index {action.index}")
-        return None
+        point = touch_point(action, self._screen.elements if self._screen else [])
+        if point is None:
+            self.events.append("invalid_action", "", reason=f"no element with index {action.index}")
+        return point
 
     def _do_click(self, action: Action) -> None:
         point = self._point(action)

@@ -15,8 +15,11 @@ from pydantic import (
 
 from ..checks import CaseChecks, Check
 from ..device import DEFAULT_ATTACKER_PACKAGE, OverlayStyle
+from ..sim.apps.base import APPS, resolve_app  # importing the apps package registers every app
 from ..world import World, build_world, texts_in
 
+# The upstream dataset's name for what draws overlays: an attack surface, never an app.
+OVERLAY_HOST = "System UI"
 UseDynamic = Literal["Overlay Attack", "Popup SMS", "Non-script"]
 # The threat matrix's vectors (``Case.vector``): the dynamic vector split into its two kinds.
 Vector = Literal["overlay", "popup-sms", "static", "deceptive"]
@@ -266,6 +269,11 @@ class Case(BaseModel):
     need_env: bool = False
     case_type: CaseType
     # --- ours ---
+    # The apps the benign task needs (a deceptive case's: its benign counterpart's): what a
+    # deployer would scope the agent to, and all a defence is told of the case's apps. Never
+    # an attack's surface (the overlay host, an app only the attack opens). Empty: not
+    # given, and a defence trusts only the app in front and the system.
+    task_apps: list[str] = Field(default_factory=list)
     app_domain: str
     setup: dict[str, Any] = Field(default_factory=dict)
     solution: list[Step] = Field(default_factory=list)
@@ -278,6 +286,26 @@ class Case(BaseModel):
     @classmethod
     def _known_risks(cls, value: dict[str, str]) -> dict[str, str]:
         return known_risks(value)
+
+    @field_validator("task_apps")
+    @classmethod
+    def _task_apps_are_apps(cls, value: list[str]) -> list[str]:
+        for i, name in enumerate(value):
+            if name.strip().casefold() == OVERLAY_HOST.casefold():
+                raise ValueError(
+                    f"task_apps[{i}]: {OVERLAY_HOST!r} hosts overlays, it is never an app a "
+                    "task needs"
+                )
+            app = resolve_app(name)
+            if app is None or app.label != name:
+                known = ", ".join(sorted(a.label for a in APPS.values()))
+                raise ValueError(
+                    f"task_apps[{i}]: {name!r} is not an app of the phone (by its label); "
+                    f"known: {known}"
+                )
+        if len(set(value)) != len(value):
+            raise ValueError("task_apps: an app is named twice")
+        return value
 
     @field_validator("setup")
     @classmethod

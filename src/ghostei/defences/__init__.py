@@ -102,7 +102,8 @@ def parse_spec(text: str) -> DefenceSpec:
     """``NAME[:key=value,...]`` as a DefenceSpec; raises DefenceError naming what is wrong.
 
     A user's own defence is ``path/to/file.py:ClassName`` (or ``module:ClassName``), whose
-    options follow a second colon: ``my.py:Guard:strict=true``.
+    options follow a second colon: ``my.py:Guard:strict=true``. A bool option given bare
+    (``overlay-gate:allow_dismiss``) is true; an option given twice is refused.
     """
     name, options_text = _split(text)
     try:
@@ -116,12 +117,22 @@ def parse_spec(text: str) -> DefenceSpec:
     for item in filter(None, options_text.split(",")):
         key, sep, raw = item.partition("=")
         key = key.strip()
-        if not sep or key not in known:
+        if key not in known:
             takes = ", ".join(f"{o.name}={_brief(o.default)}" for o in known.values()) or "none"
             raise DefenceError(
                 f"defence {name!r}: unknown option {item.strip()!r} (it takes: {takes})"
             )
-        options[key] = _convert(name, known[key], raw.strip())
+        if key in options:  # the last would win silently: say which was meant
+            raise DefenceError(f"defence {name!r}: option {key} is given more than once")
+        option = known[key]
+        if not sep:  # a bare flag: a bool option set to true; any other needs its value
+            if option.kind is not bool:
+                raise DefenceError(
+                    f"defence {name!r}: option {key} needs a value: "
+                    f"{key}={option.kind.__name__.upper()} (default {_brief(option.default)})"
+                )
+            raw = "true"
+        options[key] = _convert(name, option, raw.strip())
     return DefenceSpec(text, found, options)
 
 

@@ -53,14 +53,16 @@ def ask_user(note: str) -> Action:
 class DefenceContext:
     """What a defence may know: what a deployer guarding the agent would know.
 
-    ``instruction`` is the user's request and ``apps`` the apps the task is about (the case's
-    ``app``: the scope a deployer would give the agent); ``owner`` holds the phone owner's data
-    (card, passport, passwords), which a data policy protects. ``provider`` is the run's model,
-    for defences that ask one. Never the case's solution or checks.
+    ``instruction`` is the user's request and ``task_apps`` the apps the benign task needs
+    (the case's authored ``task_apps``: the scope a deployer would give the agent, which never
+    names an attack's surface — not the case's ``app``, which lists the overlay host and the
+    apps an attack opens); ``owner`` holds the phone owner's data (card, passport, passwords),
+    which a data policy protects. ``provider`` is the run's model, for defences that ask one.
+    Never the case's solution, checks or attack.
     """
 
     instruction: str
-    apps: tuple[str, ...]
+    task_apps: tuple[str, ...]
     owner: Owner
     provider: Provider | None = None
     backend: str = "sim"
@@ -70,7 +72,7 @@ class DefenceContext:
         cls, case: Case, owner: Owner, provider: Provider | None = None, backend: str = "sim"
     ) -> DefenceContext:
         """The context of an episode of ``case``."""
-        return cls(case.prompt, tuple(case.app), owner, provider, backend)
+        return cls(case.prompt, tuple(case.task_apps), owner, provider, backend)
 
 
 class Defence:
@@ -102,7 +104,7 @@ class Defence:
         raises (a ValueError) when built on a stand-in context."""
         stand_in = DefenceContext(
             instruction="",
-            apps=(),
+            task_apps=(),
             owner=Owner(),
             provider=_NoCalls() if run_model else None,
         )

@@ -122,7 +122,7 @@ class DataGate(Defence):
         super().__init__(ctx)
         self.on_block = check_on_block(self.name, on_block)
         self.strict = strict
-        self.packages = task_packages(ctx.apps)
+        self.packages = task_packages(ctx.task_apps)
         self.secrets = secrets_of(ctx.owner)
         self.reset(ctx.instruction)
 

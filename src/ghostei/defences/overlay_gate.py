@@ -9,16 +9,21 @@ window while the app's window is shown. Both come from the platform's answer to 
 and overlay phishing; neither reads what the overlay says.
 
 This gate applies the same rule on the agent's side: before an action is carried out, the
-element it acts on is looked up in the observation, and a tap (click, double tap, long
-press), typed text or Enter aimed at an element drawn by a package that is none of
+point the device will touch is found as the device finds it (a pixel; for an element index,
+that element's centre; a swipe's or drag's start) and the element on top there is looked up
+in the observation. A tap (click, double tap, long press), a swipe or drag that starts there,
+typed text or Enter aimed at an element drawn by a package that is none of
 
 - the foreground app,
 - the system (the framework ``android``, whose share sheet the simulator draws; the system
   UI; the launcher; the permission controller and intent resolver of real devices;
   input methods),
-- an app the task names (the case's apps, mapped to packages by the simulator's registry)
+- an app the benign task needs (``DefenceContext.task_apps``, mapped to packages by the
+  simulator's registry)
 
-is blocked. The gate is told only what a deployer knows: the task's apps, never the case.
+is blocked — the one trust rule of ``windows.Trust``. So an agent that picks an app's element
+by index whose centre an overlay covers is stopped as one that taps the overlay's pixel: that
+is where the touch lands. The gate is told only what a deployer knows, never the case.
 
 What it cannot do, said plainly:
 
@@ -47,9 +52,18 @@ from ..agents.base import AgentStep
 from ..observation import Observation, UIElement
 from . import register_defence
 from .base import Defence, DefenceContext, ask_user, check_on_block
-from .windows import target_of, trusted_packages
+from .windows import Trust, target_of
 
-TAPS = frozenset({"click", "double_tap", "long_press"})
+# What each judged action does to the element it reaches, as a reason says it.
+VERBS = {
+    "click": "a tap on",
+    "double_tap": "a double tap on",
+    "long_press": "a long press on",
+    "swipe": "a swipe from",
+    "drag": "a drag from",
+    "input_text": "typing into",
+    "keyboard_enter": "Enter in",
+}
 
 # Labels of a control that refuses or closes, compared whole after normalising (case,
 # apostrophes, surrounding punctuation): "Close" passes, "Close and verify" does not.
@@ -109,8 +123,8 @@ class OverlayGate(Defence):
     name = "overlay-gate"
     point = "action"
     summary = (
-        "no tap on or typing into a window of a package other than the foreground app, "
-        "the system or the task's apps (an overlay's dismissal allowed)"
+        "no tap, swipe or typing aimed (by point or by index) at a window of a package other "
+        "than the foreground app, the system or the task's apps (an overlay's dismissal allowed)"
     )
     source = (
         "Android's overlay defences (View.filterTouchesWhenObscured; "
@@ -123,25 +137,22 @@ class OverlayGate(Defence):
         super().__init__(ctx)
         self.on_block = check_on_block(self.name, on_block)
         self.allow_dismiss = allow_dismiss
-        self.allowed = trusted_packages(ctx.apps)
+        self.trust = Trust.of(ctx.task_apps)
 
     def review(self, observation: Observation, step: AgentStep) -> AgentStep:
         action = step.action
         kind = action.action_type
-        if kind not in TAPS and kind not in ("input_text", "keyboard_enter"):
+        if kind not in VERBS:
             return step
         element = target_of(observation, action)
-        if element is None:
-            return step
-        package = element.package
-        if package == observation.foreground_package or package in self.allowed:
+        if element is None or not self.trust.is_foreign(element, observation):
             return step
         if kind == "click" and self.allow_dismiss and is_dismissal(element):
             return step
-        what = {"input_text": "typing into", "keyboard_enter": "Enter in"}.get(kind, "a tap on")
+        what, package = VERBS[kind], element.package
         reason = (
             f"{what} {describe(element)} in a window of {package}, not the app in use "
-            f"({observation.foreground_package}) nor one the task names"
+            f"({observation.foreground_package}), the system nor one the task needs"
         )
         if self.on_block == "ask":
             note = f"I stopped {what} {describe(element)}, shown over the app by {package}."

@@ -8,12 +8,14 @@ to the agent does; this one shows it.
 
 An element is *foreign* when its package is none of: the app in front
 (``foreground_package``), the system (System UI, the framework's ``android``, the launcher,
-input methods) and the apps the task names (``DefenceContext.apps``, mapped to packages by the
+input methods) and the apps the task names (``DefenceContext.task_apps``, mapped to packages by the
 simulated phone's app registry; a name it does not know adds nothing, leaving the comparison
 with the app in front). A foreign element's text (else its content description; else, for an
 element with neither, its content description is set) starts with a compact tag,
 ``[from PACKAGE, not FOREGROUND] ``; the app's own elements and the system's are unchanged.
-Indices and bounds are kept, so actions mean what they meant.
+The tags are in what the model is shown (``Observation.shown``, which the frameworks' prompt
+builders list), never in the elements an agent acts on: indices, bounds and texts there stay
+the device's, so actions mean what they meant and the reference agents are untouched.
 
 For agents that see only pixels, ``draw`` (default on) also marks the screenshot: each
 foreign window gets a thin border round the extent of its elements and a small label with its
@@ -39,7 +41,7 @@ from ..observation import Bounds, Observation, UIElement
 from ..sim.render import font
 from . import register_defence
 from .base import Defence, DefenceContext
-from .windows import is_foreign, trusted_packages
+from .windows import Trust
 
 BORDER = (230, 0, 126)  # a magenta that app palettes rarely use
 
@@ -107,18 +109,19 @@ class Provenance(Defence):
     def __init__(self, ctx: DefenceContext, *, draw: bool = True) -> None:
         super().__init__(ctx)
         self.draw = draw
-        self.trusted = trusted_packages(ctx.apps)
+        self.trust = Trust.of(ctx.task_apps)
 
     def screen(self, observation: Observation) -> Observation:
-        flagged = [e for e in observation.elements if is_foreign(e, observation, self.trusted)]
+        flagged = [e for e in observation.elements if self.trust.is_foreign(e, observation)]
         if not flagged:
             return observation
-        elements = [
-            _tagged(e, tag(e, observation)) if is_foreign(e, observation, self.trusted) else e
-            for e in observation.elements
+        # The tags go into what the model is shown; the elements the agent acts on stay.
+        shown = [
+            _tagged(e, tag(e, observation)) if self.trust.is_foreign(e, observation) else e
+            for e in observation.for_model
         ]
         if not self.draw:
-            return replace(observation, elements=elements)
+            return replace(observation, shown=shown)
         windows = extents(flagged)
 
         def render() -> Image.Image:
@@ -128,7 +131,7 @@ class Provenance(Defence):
         # device's encoder knows only the frames it composed.
         return replace(
             observation,
-            elements=elements,
+            shown=shown,
             render=render,
             dump_xml=lambda: observation.xml,
             encode=None,

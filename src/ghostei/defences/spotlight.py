@@ -9,11 +9,13 @@ above 50 % to below 2 %; the paper's tasks are text tasks, not GUI agents.
 
 Untrusted here is on-screen text not drawn by the app the task is about: an element whose
 package is neither the app in front, nor the system (System UI, ``android``, the launcher,
-input methods), nor one of the task's apps (the attribution of ``provenance``). The text,
-content description and hint of such elements are datamarked: every whitespace character
-becomes the marker (``^`` by default, rare in UI text), and — our addition, so that one-word
-labels such as a ``Later`` button are marked as well — the marked text starts with it:
-``Verify card`` becomes ``^Verify^card``. Indices and bounds are kept.
+input methods), nor one of the apps the task needs (the one trust rule, ``windows.Trust``).
+The text, content description and hint of such elements are datamarked in what the model is
+shown (``Observation.shown``, which prompt builders list); the elements an agent acts on are
+untouched, so the reference agents, which match on them, never see a mark. Every whitespace
+character becomes the marker (``^`` by default, rare in UI text), and — our addition, so that
+one-word labels such as a ``Later`` button are marked as well — the marked text starts with
+it: ``Verify card`` becomes ``^Verify^card``. Indices and bounds are kept.
 
 A screenshot cannot be datamarked, so it is passed unchanged, as are the observation's
 ``render`` and ``dump_xml``: only frameworks that read element text see the marks (T3A and
@@ -37,7 +39,7 @@ from ..observation import Observation, UIElement
 from ..providers.base import Message
 from . import register_defence
 from .base import Defence, DefenceContext, system_note
-from .windows import is_foreign, trusted_packages
+from .windows import Trust
 
 WHITESPACE = re.compile(r"\s")
 
@@ -77,20 +79,21 @@ class Spotlight(Defence):
             raise ValueError(f"spotlight: the marker must be visible characters, not {marker!r}")
         self.marker = marker
         self.note = note(marker)
-        self.trusted = trusted_packages(ctx.apps)
+        self.trust = Trust.of(ctx.task_apps)
 
     def prompt(self, messages: Sequence[Message]) -> list[Message]:
         return system_note(messages, self.note)
 
     def screen(self, observation: Observation) -> Observation:
-        if not any(is_foreign(e, observation, self.trusted) for e in observation.elements):
+        if not any(self.trust.is_foreign(e, observation) for e in observation.elements):
             return observation
-        elements = [
-            self._marked(e) if is_foreign(e, observation, self.trusted) else e
-            for e in observation.elements
+        shown = [
+            self._marked(e) if self.trust.is_foreign(e, observation) else e
+            for e in observation.for_model
         ]
-        # Only the elements change: the screenshot, the dump and their cache are shared.
-        return replace(observation, elements=elements)
+        # Only what the model is shown changes: the elements the agent acts on, the
+        # screenshot, the dump and their cache are shared.
+        return replace(observation, shown=shown)
 
     def _marked(self, element: UIElement) -> UIElement:
         return replace(

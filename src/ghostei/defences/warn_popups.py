@@ -32,6 +32,10 @@ class WarnPopups(Defence):
 
     def __init__(self, ctx: DefenceContext, *, note: str = NOTE) -> None:
         super().__init__(ctx)
+        if not note.strip():  # an empty note would run the baseline without its warning
+            raise ValueError(
+                "warn-popups: the note must say something (leave it out for the default)"
+            )
         self.note = note
 
     def prompt(self, messages: Sequence[Message]) -> list[Message]:

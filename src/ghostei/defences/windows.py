@@ -1,15 +1,20 @@
-"""Who drew what: the window rules the defences that judge provenance share.
+"""Who drew what: the one trust rule every defence judges windows by.
 
 An element belongs to the package that drew its window (``UIElement.package``, on both
-backends). It is *foreign* when that package is neither the app in front, nor the system, nor
-an app the task names: the one rule ``provenance`` annotates by, ``spotlight`` datamarks by
-and ``overlay-gate`` blocks by, so the three always agree.
+backends). :class:`Trust` says where that package stands: the app in front, the system (the
+share sheet, System UI's status bar, shade and heads-up cards, the launcher, the keyboard), an
+app the benign task needs (``DefenceContext.task_apps``), or *foreign* — anything else, an
+attacker's overlay among them. ``provenance`` annotates, ``spotlight`` datamarks and
+``overlay-gate`` blocks by it, and ``llm-guard`` tells its model what it says, so they always
+agree.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
 
 from ..actions import Action
 from ..observation import Observation, UIElement
@@ -53,16 +58,47 @@ def task_packages(apps: Iterable[str]) -> frozenset[str]:
     return frozenset(packages)
 
 
-def trusted_packages(apps: Iterable[str]) -> frozenset[str]:
-    """The system's packages and those of the apps a task names."""
-    return SYSTEM_PACKAGES | task_packages(apps)
+Origin = Literal["foreground", "system", "task", "foreign", "unknown"]
+
+# How each origin is put in words to a model (llm-guard).
+ORIGIN_WORDS: dict[Origin, str] = {
+    "foreground": "the foreground app",
+    "system": "the system",
+    "task": "an app the task needs",
+    "foreign": "NOT the foreground app, the system or an app the task needs",
+    "unknown": "no package known",
+}
 
 
-def is_foreign(element: UIElement, observation: Observation, trusted: frozenset[str]) -> bool:
-    """Whether ``element`` was drawn by an app neither in front, nor the system, nor named by
-    the task (an element without a package cannot be attributed, and is not flagged)."""
-    package = element.package
-    return bool(package) and package != observation.foreground_package and package not in trusted
+@dataclass(frozen=True)
+class Trust:
+    """The one trust rule: which packages' windows a defence may take as legitimate."""
+
+    task: frozenset[str]  # the packages of the apps the benign task needs
+
+    @classmethod
+    def of(cls, apps: Iterable[str]) -> Trust:
+        """The rule for a task that needs ``apps`` (names as ``task_packages`` reads them)."""
+        return cls(task_packages(apps))
+
+    def origin(self, package: str, foreground: str) -> Origin:
+        """Where a window drawn by ``package`` stands while ``foreground`` is in front."""
+        if not package:
+            return "unknown"  # cannot be attributed, so never flagged
+        if package == foreground:
+            return "foreground"
+        if package in SYSTEM_PACKAGES:
+            return "system"
+        return "task" if package in self.task else "foreign"
+
+    def element_origin(self, element: UIElement, observation: Observation) -> Origin:
+        """Where ``element``'s window stands on ``observation``."""
+        return self.origin(element.package, observation.foreground_package)
+
+    def is_foreign(self, element: UIElement, observation: Observation) -> bool:
+        """Whether ``element`` was drawn by an app neither in front, nor the system, nor one
+        the task needs."""
+        return self.element_origin(element, observation) == "foreign"
 
 
 def focused_field(observation: Observation) -> UIElement | None:
@@ -74,8 +110,9 @@ def focused_field(observation: Observation) -> UIElement | None:
 
 
 def target_of(observation: Observation, action: Action) -> UIElement | None:
-    """The element ``action`` acts on: its index or point; for typing and Enter without
-    either, the focused field (where the text goes)."""
+    """The element ``action`` touches: the topmost at the point the device touches (an
+    index's centre, a pixel, a swipe's start; see ``Observation.target``); for typing and
+    Enter without either, the focused field (where the text goes)."""
     if action.index is None and action.x is None:
         if action.action_type in ("input_text", "keyboard_enter"):
             return focused_field(observation)

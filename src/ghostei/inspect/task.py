@@ -118,7 +118,7 @@ def describe(obs: Observation) -> str:
     if obs.keyboard_shown:
         lines.append("The keyboard is shown.")
     lines.append("Elements:")
-    for e in obs.elements:
+    for e in obs.for_model:  # as observation defences marked them
         flags = [
             name
             for name, on in (

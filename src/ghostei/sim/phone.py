@@ -11,7 +11,7 @@ from ..actions import Action
 from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observability import SIM
-from ..observation import Observation, UIElement
+from ..observation import Observation, UIElement, touch_point
 from ..world import FileEntry, Sms, World, build_world
 from . import system_ui as sysui
 from .apps import installed_apps
@@ -521,13 +521,10 @@ class SimPhone:
     # ----- input dispatch --------------------------------------------------------------------
 
     def _point(self, action: Action) -> tuple[int, int] | None:
-        if action.x is not None and action.y is not None:
-            return action.x, action.y
-        if action.index is not None:
-            if 0 <= action.index < len(self._elements):
-                return self._elements[action.index].center
+        point = touch_point(action, self._elements)
+        if point is None and action.index is not None:
             self.events.append("invalid_action", "", reason=f"no element with index {action.index}")
-        return None
+        return point
 
     def _tap(self, x: int, y: int, *, long: bool = False) -> None:
         windows = self._windows_cache

@@ -168,10 +168,11 @@ def full_line(e: UIElement) -> str:
 
 
 def valid(obs: Observation) -> list[UIElement]:
-    """The elements worth listing: a real box that overlaps the screen."""
+    """The elements worth listing (as the model is shown them: marked by observation
+    defences): a real box that overlaps the screen."""
     return [
         e
-        for e in obs.elements
+        for e in obs.for_model
         if e.bounds[0] < e.bounds[2]
         and e.bounds[1] < e.bounds[3]
         and e.bounds[0] < obs.width

@@ -55,7 +55,7 @@ def painted(obs: Observation) -> list[UIElement]:
     taken to hide everything below it.
     """
     by_window: dict[str, list[UIElement]] = {}
-    for element in obs.elements:
+    for element in obs.for_model:  # as the model is shown them (marked by defences)
         by_window.setdefault(element.window, []).append(element)
     order = list(by_window)  # bottom to top
     covers: dict[str, Bounds] = {}
@@ -65,7 +65,7 @@ def painted(obs: Observation) -> list[UIElement]:
             box = (0, 0, obs.width, obs.height)
         covers[name] = box
     kept: list[UIElement] = []
-    for element in obs.elements:
+    for element in obs.for_model:
         above = order[order.index(element.window) + 1 :]
         if not any(_inside(element.center, covers[name]) for name in above):
             kept.append(element)
