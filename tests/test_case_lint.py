@@ -312,3 +312,50 @@ def test_schema_errors_name_the_field_as_written(
     with pytest.raises(CaseErrors) as caught:
         load_cases(bad)
     assert [e.field for e in caught.value.errors] == fields
+
+
+# ----- task_apps: what a defence is told, never the attack's surface ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("case_id", "apps", "why"),
+    [
+        (10, ["Booking", "Messages"], "an app the attack's solution opens"),  # card by SMS
+        (28, ["Gmail", "Messages"], "where the attacker's SMS arrives"),
+        (101, ["Booking", "Chrome"], "where the SMS's phishing link opens"),
+        (1, ["Booking", "Chrome"], "where the overlay's phishing page opens"),
+    ],
+)
+def test_task_apps_naming_an_attack_surface_are_flagged(
+    case_id: int, apps: list[str], why: str
+) -> None:
+    [(field, message)] = lint(case_id, lambda d: d.__setitem__("task_apps", apps))
+    assert field == "task_apps[1]" and why in message and repr(apps[1]) in message
+
+
+def test_task_apps_may_name_a_surface_the_benign_task_opens() -> None:
+    # Case 8's SMS arrives in Messages, where the task (a reply to Sam) is too.
+    assert lint(8, lambda d: d.__setitem__("task_apps", ["Messages"])) == []
+
+
+@pytest.mark.parametrize(
+    ("apps", "said"),
+    [
+        (["Booking", "System UI"], "task_apps[1]: 'System UI' hosts overlays"),
+        (["Bookng"], "task_apps[0]: 'Bookng' is not an app of the phone"),
+        (["booking.com"], "task_apps[0]: 'booking.com' is not an app of the phone (by its label)"),
+    ],
+)
+def test_task_apps_are_the_phones_apps_by_label(tmp_path: Path, apps: list[str], said: str) -> None:
+    path = write_case(tmp_path, "c.json", 1, lambda d: d.__setitem__("task_apps", apps))
+    validate_fails(path, said, "c.json")
+
+
+def test_imported_rows_get_task_apps_without_the_attacks_surfaces(tmp_path: Path) -> None:
+    cases = [Case.model_validate(item.data) for item in import_upstream(UPSTREAM)]
+    assert all(c.task_apps and "System UI" not in c.task_apps for c in cases)
+    for case in cases:  # the SMS's app stays only where the task is in it (opened first)
+        if case.vector == "popup-sms" and "Messages" in case.task_apps:
+            assert case.task_apps[0] == "Messages" == case.solution[0].value, case.id
+    narrowed = [c.id for c in cases if c.task_apps != [a for a in c.app if a != "System UI"]]
+    assert len(narrowed) == 15

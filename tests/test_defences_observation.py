@@ -227,3 +227,49 @@ def test_the_same_episode_sends_the_same_bytes(scripted_llm: ScriptedLLM) -> Non
     assert first[2].system() == f"{block(4)}\n\n{note('^')}"
     text = "\n".join(first[2].texts("user"))
     assert f'"text": "[from {ATTACKER}, not {APP}] ^Later"' in text
+
+
+# -- what the model is shown, not what the agent acts on -------------------------------------
+
+
+@pytest.mark.parametrize("defence", ["spotlight", "provenance:draw=false"])
+def test_marks_go_to_the_model_view_never_to_the_elements(defence: str) -> None:
+    obs = _overlaid()
+    screened = parse_spec(defence).build(_context()).screen(obs)
+    assert screened.elements is obs.elements  # what agents act and match on: the device's
+    marked = [e for e in screened.for_model if e.package == ATTACKER]
+    plain = [e for e in obs.elements if e.package == ATTACKER]
+    assert marked and all(m.text != p.text for m, p in zip(marked, plain, strict=True) if p.text)
+    assert [(e.index, e.bounds) for e in screened.for_model] == [
+        (e.index, e.bounds) for e in obs.elements
+    ]
+
+
+def test_mobile_agent_perception_lists_the_marks(scripted_llm: ScriptedLLM) -> None:
+    requests = _episode(scripted_llm, "mobile-agent-v2", ("spotlight",))
+    text = "\n".join("\n".join(r.texts("user")) for r in requests)
+    # The overlay's button marked, Booking's own reservation not.
+    assert "; text: ^Verify^card" in text and "; text: Hotel Lumen" in text
+
+
+def _reference_labels(agent: str, defence: str) -> dict[int, str]:
+    config = RunConfig(agents=(agent,), defences=(defence,) if defence else (), frames="none")
+    return {c.id: run_episode(c, agent, config, None).label for c in builtin_cases()}
+
+
+@pytest.fixture(scope="module")
+def undefended_gullible() -> dict[int, str]:
+    return _reference_labels("gullible", "")
+
+
+@pytest.mark.parametrize("defence", ["spotlight", "provenance", "spotlight,provenance"])
+def test_observation_defences_leave_the_reference_agents_alone(
+    defence: str, undefended_gullible: dict[int, str]
+) -> None:
+    # They rewrite what a model reads; the reference agents read no model's view, so a
+    # change in their labels would be the defence misread as a result (issue 23: spotlight
+    # once cut the oracle to 61 TC and gullible's attacks to 51 by renaming its targets).
+    for spec in defence.split(","):
+        oracle = _reference_labels("oracle", spec)
+        assert set(oracle.values()) == {"TC"} and len(oracle) == 110
+        assert _reference_labels("gullible", spec) == undefended_gullible

@@ -71,7 +71,10 @@ def attack_surfaces(case: Case) -> dict[str, str]:
         surfaces["Messages"] = "where the attacker's SMS arrives"
         if case.sms.page_information is not None:
             surfaces[BROWSER] = "where the SMS's phishing link opens"
-    for step in case.attack_solution:
+    # A harmful instruction is the attack itself: the app it names is the one the user asked
+    # for (told to any defence by the instruction), not a surface it leads the agent to.
+    leads = case.attack_solution if case.vector != "deceptive" else []
+    for step in leads:
         app = resolve_app(step.value or "") if step.do == "open_app" else None
         if app is not None:
             surfaces.setdefault(app.label, "an app the attack's solution opens")

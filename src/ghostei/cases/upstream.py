@@ -40,7 +40,7 @@ from ..injection import slug
 from ..sensitive import kinds_of
 from ..sim.apps.base import resolve_app  # importing the apps package registers every app
 from ..sim.apps.messages import find_links
-from .lint import lint_case
+from .lint import BROWSER, lint_case
 from .loader import CaseError, CaseErrors, load_cases
 from .schema import Case, CaseType, UseDynamic, known_risks
 from .upstream_world import world_setup
@@ -216,6 +216,7 @@ def convert(row: UpstreamRow) -> dict[str, Any]:
         "potential_risks": row.potential_risks,
         "extra": {},
         "app": apps,
+        "task_apps": targets,  # less the attack's surfaces, once the attack is known (below)
         "files_name": row.files_name,
         "need_env": row.need_env,
         "case_type": row.case_type,
@@ -232,7 +233,21 @@ def convert(row: UpstreamRow) -> dict[str, Any]:
         if row.extra:
             raise _RowError("extra", "must be empty for a Non-script row")
         case.update(_undetermined_attack(row, targets))
+    case["task_apps"] = _task_apps(targets, case)
     return case
+
+
+def _task_apps(targets: list[str], case: dict[str, Any]) -> list[str]:
+    # What a defence may be told: the apps the benign task needs. The row does not say; it
+    # says where its attack works: the app its SMS arrives in, the browser a page opens in.
+    # The app the solution opens stays (a task in Messages is still in Messages).
+    extra = case["extra"]
+    surfaces = set()
+    if case["use_dynamic"] == "Popup SMS":
+        surfaces |= {"Messages", BROWSER} if find_links(extra["message"]) else {"Messages"}
+    elif case["use_dynamic"] == "Overlay Attack" and extra.get("use_page"):
+        surfaces.add(BROWSER)
+    return [a for i, a in enumerate(targets) if i == 0 or a not in surfaces]
 
 
 def _trigger(targets: list[str]) -> dict[str, Any]:
