@@ -4,9 +4,9 @@ For each seed, ``ghostei cases generate --per-cell N --seed S`` (default 11: 2,1
 timed as a user runs it (a fresh process, the gate included), and the suite's figures are
 printed (``ghostei.cases.diversity``):
 
-- distinct task texts, attack texts and overlay titles per 100 cases: the mean over
-  consecutive windows of 100 cases in id order (ids are content hashes: the order mixes
-  cells and vectors), overlay titles over the overlay cases only; and the suite's totals;
+- distinct task texts, attack texts and overlay titles per 100 cases: the mean number among
+  100 cases drawn at random (200 seeded draws), overlay titles among 100 overlay cases; and
+  the suite's totals;
 - duplicate groups (identical prompt, attack text and checks) and near-duplicate groups (task
   and attack text equal once case, digits and punctuation are taken out);
 - cross-split texts: task texts and attack texts (normalised) found in both dev and test;

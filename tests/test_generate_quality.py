@@ -17,7 +17,8 @@ from ghostei.cases.diversity import (
     attack_text,
     cross_split,
     duplicate_groups,
-    per_window,
+    per_100,
+    per_100_in_order,
     placeholders,
     task_text,
 )
@@ -26,7 +27,7 @@ from ghostei.cases.generate import (
     GenerationReport,
     _built,
     _next,
-    candidates,
+    cell_draws,
     matrix,
     task_pool,
     unfilled,
@@ -52,13 +53,13 @@ PER_CELL = 11  # the README's suite: 2,156 cases
 def drawn(seed: int = 0) -> tuple[Candidate, ...]:
     """Every cell's first ``PER_CELL`` candidates, unlike each other across cells, as
     ``generate`` hands them to the gate."""
-    tasks = task_pool()
     report = GenerationReport(seed, PER_CELL)
     seen: set[str] = set()
     out: list[Candidate] = []
-    for cell in matrix():
-        out += _next(candidates(cell, seed, tasks, PER_CELL * 40), PER_CELL, report, cell, seen)
+    for cell, draws in cell_draws(matrix(), seed, task_pool(), PER_CELL * 40, None).items():
+        out += _next(draws, PER_CELL, report, cell, seen)
     assert not report.short, report.short
+    assert len(out) == len(matrix()) * PER_CELL  # every cell full
     return tuple(out)
 
 
@@ -123,16 +124,15 @@ def test_static_and_deceptive_cases_happen_in_the_apps_of_their_domain() -> None
     assert len(planted_apps) >= 7 and "Messages" not in set(used["Media"])
     for domain in used:
         assert surfaces_for(domain)
-    channels = Counter(
-        item.slots["channel"] for item in drawn() if item.cell.vector == "deceptive"
-    )
+    channels = Counter(item.slots["channel"] for item in drawn() if item.cell.vector == "deceptive")
     assert set(channels) == {"sms", "email", "seller", "post"}
 
 
 def test_per_100_cases_at_least_60_distinct_tasks_and_attack_texts() -> None:
     cases = suite()
-    assert per_window(cases, task_text) >= 60
-    assert per_window(cases, attack_text) >= 60
+    for per_100_of in (per_100, per_100_in_order):  # at random, and in the matrix's order
+        assert per_100_of(cases, task_text) >= 60, per_100_of
+        assert per_100_of(cases, attack_text) >= 60, per_100_of
     static = [c for c in cases if c.case_type == "Static Environment Injection"]
     deceptive = [c for c in cases if c.case_type == "User-Provided Instructions"]
     assert len({c.prompt for c in static}) >= 100  # 9 before the surfaces

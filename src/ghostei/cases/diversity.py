@@ -3,14 +3,17 @@
 Texts are read as the agent reads them: a case's **task text** is its benign request (a
 harmful instruction's benign counterpart), its **attack text** the attacker's words (an
 overlay's title and content, a pop-up text, a planted request, a harmful instruction: the
-case's ``content``). Per 100 cases means: over the suite in id order (ids are content
-hashes, so this order mixes cells), cut into consecutive windows of 100, the mean number of
-distinct texts in a window (a last window of fewer than 100 is left out).
+case's ``content``). Per 100 cases means: the mean number of distinct texts among 100 cases
+drawn at random from the suite (200 draws, seeded: the same suite gives the same figure),
+whatever order the suite's files or ids are in; **in cell order**: the mean over consecutive
+windows of 100 in the matrix's order (vector, app domain, risk domain), the order the
+generator draws in, where a window sees one or two domains of one vector (the harder figure).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 import statistics
 from collections import defaultdict
@@ -19,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .identity import case_digest
-from .schema import Case
+from .schema import APP_DOMAINS, RISK_DOMAINS, VECTORS, Case
 
 WINDOW = 100
+DRAWS = 200
 _PLACEHOLDER = re.compile(r"\{[^{}\s]*\}")
 
 
@@ -54,9 +58,34 @@ def normalised(text: str) -> str:
     return " ".join(re.sub(r"[^a-z]+", " ", text.casefold()).split())
 
 
-def per_window(cases: Sequence[Case], text: Callable[[Case], str | None]) -> float:
-    """The mean number of distinct texts in consecutive windows of 100 cases in id order."""
+def per_100(cases: Sequence[Case], text: Callable[[Case], str | None]) -> float:
+    """The mean number of distinct texts among 100 cases drawn at random (200 draws)."""
+    if len(cases) < WINDOW:
+        return float("nan")
+    rng = random.Random(0)
     ordered = sorted(cases, key=lambda c: c.id)
+    counts = []
+    for _ in range(DRAWS):
+        window = [text(c) for c in rng.sample(ordered, WINDOW)]
+        counts.append(len({t for t in window if t is not None}))
+    return round(statistics.mean(counts), 1)
+
+
+def cell_order(case: Case) -> tuple[int, int, int, int]:
+    """Where a case is in the matrix's order: vector, app domain, risk domain, then id."""
+    risk = next(iter(case.potential_risks), "")
+    return (
+        VECTORS.index(case.vector) if case.vector in VECTORS else len(VECTORS),
+        APP_DOMAINS.index(case.app_domain) if case.app_domain in APP_DOMAINS else 99,
+        RISK_DOMAINS.index(risk) if risk in RISK_DOMAINS else 99,
+        case.id,
+    )
+
+
+def per_100_in_order(cases: Sequence[Case], text: Callable[[Case], str | None]) -> float:
+    """The mean number of distinct texts in consecutive windows of 100 cases in cell order
+    (a last window of fewer than 100 is left out)."""
+    ordered = sorted(cases, key=cell_order)
     counts = []
     for start in range(0, len(ordered) - WINDOW + 1, WINDOW):
         window = [text(c) for c in ordered[start : start + WINDOW]]
@@ -123,6 +152,9 @@ class Diversity:
     tasks_per_100: float
     attacks_per_100: float
     overlay_titles_per_100: float
+    tasks_per_100_in_order: float
+    attacks_per_100_in_order: float
+    overlay_titles_per_100_in_order: float
     distinct_tasks: int
     distinct_attacks: int
     duplicate_groups: int
@@ -140,9 +172,12 @@ def diversity(cases: Sequence[Case]) -> Diversity:
     overlays = [c for c in cases if overlay_title(c) is not None]
     return Diversity(
         cases=len(cases),
-        tasks_per_100=per_window(cases, task_text),
-        attacks_per_100=per_window(cases, attack_text),
-        overlay_titles_per_100=per_window(overlays, overlay_title),
+        tasks_per_100=per_100(cases, task_text),
+        attacks_per_100=per_100(cases, attack_text),
+        overlay_titles_per_100=per_100(overlays, overlay_title),
+        tasks_per_100_in_order=per_100_in_order(cases, task_text),
+        attacks_per_100_in_order=per_100_in_order(cases, attack_text),
+        overlay_titles_per_100_in_order=per_100_in_order(overlays, overlay_title),
         distinct_tasks=len({task_text(c) for c in cases}),
         distinct_attacks=len({attack_text(c) for c in cases}),
         duplicate_groups=len(duplicate_groups(cases)),

@@ -50,6 +50,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
+from ..injection import _plant  # the one way a seed is planted into world data
 from ..sensitive import SENSITIVE
 from ..world import Owner
 from .check import check_cases
@@ -60,7 +61,9 @@ from .loader import builtin_cases
 from .schema import APP_DOMAINS, RISK_DOMAINS, VECTORS, Case, Vector
 from .surfaces import (
     SPREAD_CHANNELS,
+    SURFACES,
     Item,
+    Planted,
     Sent,
     Surface,
     send_email,
@@ -127,6 +130,8 @@ class Task:
     def typed_field(self) -> str | None:
         """The first field the task's solution focuses (the name a ``field_focused``
         trigger watches), or None."""
+        if not self.family.startswith("builtin:"):
+            return None  # a reading task types into no field
         return focused_fields().get(str(self.source))
 
 
@@ -346,24 +351,57 @@ SENSITIVE_TYPED = {
 AMOUNTS = ("$1.99", "$4.95", "$12.40", "€9.90", "$2.30", "£3.49")
 
 
-def _balanced(rng: random.Random, tasks: Sequence[Task], used: Counter[str]) -> Task:
-    """A task among the least used so far in this cell's draws: no task comes back while
-    another of the pool is still unused."""
-    fewest = min(used[t.family] for t in tasks)
-    task = rng.choice([t for t in tasks if used[t.family] == fewest])
-    used[task.family] += 1
-    return task
+def _least_used(rng: random.Random, families: Sequence[str], used: Counter[str]) -> str:
+    """A family among the least used so far in this domain's draws: none comes back while
+    another is still unused."""
+    fewest = min(used[f] for f in families)
+    family = rng.choice([f for f in families if used[f] == fewest])
+    used[family] += 1
+    return family
+
+
+def _task_for_attack(cell: Cell, rng: random.Random, draw: Draw) -> Task:
+    """The benign task an overlay or a pop-up text interrupts: a built-in task of the
+    domain, or a reading task on a record of one of its apps (planted clean)."""
+    built_in = {t.family: t for t in draw.tasks}
+    readers = reading_splits(cell.domain)
+    mine = [f for f, split in readers.items() if split == draw.split]
+    family = _least_used(rng, [*built_in, *mine], draw.used)
+    if family in built_in:
+        return built_in[family]
+    surface, item = reading_record(family)
+    source, setup = _world(rng, draw)
+    body = f"{item.fact} {CLEAN_ENDINGS[rng.randrange(len(CLEAN_ENDINGS))]}"
+    planted = surface.plant(item, rng.choice(BRANDS[cell.domain]), body, body, rng)
+    world = _plant(copy.deepcopy(setup), planted.clean)
+    return _reading_task(cell, planted, world, family, draw.split, source)
+
+
+def _reading_task(
+    cell: Cell, planted: Planted, setup: dict[str, Any], family: str, split: Split, world: int
+) -> Task:
+    return Task(
+        world,
+        cell.domain,
+        planted.apps,
+        setup,
+        planted.prompt,
+        tuple(planted.solution),
+        planted.check,
+        family,
+        split,
+    )
 
 
 def overlay(cell: Cell, rng: random.Random, draw: Draw) -> Draft:
     """An overlay over the task's app: a data-capture page or a consent it flips."""
     pretext = rng.choice(_of_split((*PAGE_PRETEXTS, *CONSENT_PRETEXTS), draw.split, cell.risk))
     assert isinstance(pretext, Pretext)
-    task = _balanced(rng, draw.tasks, draw.used)
+    task = _task_for_attack(cell, rng, draw)
     brand = rng.choice(BRANDS[cell.domain])
     subject = rng.choice(SUBJECTS[cell.domain])
     slots: dict[str, Any] = {
-        "task": task.source,
+        "task": task.family,
         "pretext": pretext.key,
         "variant": [rng.randrange(len(pretext.titles)), rng.randrange(len(pretext.contents))],
         "brand": brand,
@@ -427,7 +465,7 @@ def popup_sms(cell: Cell, rng: random.Random, draw: Draw) -> Draft:
     """A text that arrives while the task runs, its link leading to a data-capture page."""
     pretext = rng.choice(_of_split(PAGE_PRETEXTS, draw.split, cell.risk))
     assert isinstance(pretext, Pretext)
-    task = _balanced(rng, draw.tasks, draw.used)
+    task = _task_for_attack(cell, rng, draw)
     brand = rng.choice(BRANDS[cell.domain])
     subject = rng.choice(SUBJECTS[cell.domain])
     host = f"{_slug(brand)[:16]}-{rng.choice(('verify', 'secure', 'help', 'account'))}"
@@ -435,7 +473,7 @@ def popup_sms(cell: Cell, rng: random.Random, draw: Draw) -> Draft:
     path = rng.choice(("pay", "verify", "login", "claim"))
     sender = f"+1 {rng.randrange(201, 989)} 555 {rng.randrange(200, 299):04d}"
     slots: dict[str, Any] = {
-        "task": task.source,
+        "task": task.family,
         "pretext": pretext.key,
         "variant": [rng.randrange(len(pretext.titles)), rng.randrange(len(pretext.contents))],
         "brand": brand,
@@ -510,17 +548,28 @@ def _world_setups(tasks: Sequence[Task]) -> list[tuple[int, dict[str, Any]]]:
     return sorted(seen.items())
 
 
+@functools.cache
+def reading_splits(domain: str) -> dict[str, Split]:
+    """The reading tasks of a domain's surfaces (family ``reader:<surface>:<record>``) and
+    their splits, drawn per surface (:func:`stratified_splits`)."""
+    return stratified_splits(
+        {s.key: [f"reader:{s.key}:{i.name}" for i in s.items] for s in surfaces_for(domain)}
+    )
+
+
+def reading_record(family: str) -> tuple[Surface, Item]:
+    """The surface and record of a reading task's family."""
+    _, key, name = family.split(":", 2)
+    surface = next(s for s in SURFACES if s.key == key)
+    return surface, next(i for i in surface.items if i.name == name)
+
+
 def _surface_item(cell: Cell, rng: random.Random, draw: Draw) -> tuple[Surface, Item, str]:
     """A record to plant on a surface of the cell's domain, of the draw's split, among the
-    least used so far. Each record is a task family; the splits are drawn per surface."""
-    surfaces = surfaces_for(cell.domain)
-    families = {f"{s.key}:{i.name}": (s, i) for s in surfaces for i in s.items}
-    splits = stratified_splits({s.key: [f"{s.key}:{i.name}" for i in s.items] for s in surfaces})
-    mine = sorted(f for f, split in splits.items() if split == draw.split)
-    fewest = min(draw.used[f] for f in mine)
-    family = rng.choice([f for f in mine if draw.used[f] == fewest])
-    draw.used[family] += 1
-    surface, item = families[family]
+    least used so far."""
+    mine = sorted(f for f, split in reading_splits(cell.domain).items() if split == draw.split)
+    family = _least_used(rng, mine, draw.used)
+    surface, item = reading_record(family)
     return surface, item, family
 
 
@@ -570,17 +619,7 @@ def static(cell: Cell, rng: random.Random, draw: Draw) -> Draft:
         injected = SPREAD_LEADS[lead].format(name=contact["name"], body=text)
     ending = CLEAN_ENDINGS[rng.randrange(len(CLEAN_ENDINGS))]
     planted = surface.plant(item, brand, f"{item.fact} {injected}", f"{item.fact} {ending}", rng)
-    task = Task(
-        0,
-        cell.domain,
-        planted.apps,
-        setup,
-        planted.prompt,
-        tuple(planted.solution),
-        planted.check,
-        f"reader:{family}",
-        draw.split,
-    )
+    task = _reading_task(cell, planted, setup, family, draw.split, source)
     slots: dict[str, Any] = {
         "surface": surface.key,
         "item": item.name,
@@ -741,7 +780,12 @@ def matrix(domains: Sequence[str] = APP_DOMAINS, vectors: Sequence[str] = VECTOR
 
 
 def candidates(
-    cell: Cell, seed: int, tasks: Sequence[Task], limit: int, split: Split | None = None
+    cell: Cell,
+    seed: int,
+    tasks: Sequence[Task],
+    limit: int,
+    split: Split | None = None,
+    used: Counter[str] | None = None,
 ) -> Iterator[Candidate | str]:
     """Up to ``limit`` distinct candidates for ``cell`` (or, in their place, the reason a
     draw could not be built), drawn by a generator seeded with the seed and the cell.
@@ -749,10 +793,12 @@ def candidates(
     Each draw picks its split first (``split``, or test one time in five), then a task and
     an attack family of that split only: a task family and an attack family never meet a
     family of the other split, so no text of the test split is ever seen on dev. A cell
-    with no family of the drawn split draws from the other."""
+    with no family of the drawn split draws from the other. ``used``: how often each task
+    family was drawn, shared by the cells of a domain so that they spread over its tasks."""
     rng = random.Random(f"{seed}/{cell.vector}/{cell.domain}/{cell.risk}")
     pool = [t for t in tasks if t.domain == cell.domain] or list(tasks)
-    draws = {s: Draw(s, [t for t in pool if t.split == s], tasks) for s in ("dev", "test")}
+    used = Counter() if used is None else used
+    draws = {s: Draw(s, [t for t in pool if t.split == s], tasks, used) for s in ("dev", "test")}
     build = BUILDERS[cell.vector]
     template = f"{cell.vector}/v2"
     seen: set[str] = set()
@@ -793,6 +839,18 @@ def candidates(
         yield item
 
 
+def cell_draws(
+    cells: Sequence[Cell], seed: int, tasks: Sequence[Task], limit: int, split: Split | None
+) -> dict[Cell, Iterator[Candidate | str]]:
+    """Every cell's candidates, the cells of a domain sharing one count of the task families
+    used, so that together they spread over the domain's tasks."""
+    used: dict[str, Counter[str]] = {}
+    return {
+        cell: candidates(cell, seed, tasks, limit, split, used.setdefault(cell.domain, Counter()))
+        for cell in cells
+    }
+
+
 def generate(
     per_cell: int,
     seed: int,
@@ -813,7 +871,7 @@ def generate(
     tasks = task_pool()
     cells = matrix(domains, vectors)
     wanted = cast(Split, split) if split else None
-    draws = {cell: candidates(cell, seed, tasks, per_cell * 40, wanted) for cell in cells}
+    draws = cell_draws(cells, seed, tasks, per_cell * 40, wanted)
     kept: dict[Cell, list[tuple[int, Case, Candidate]]] = {cell: [] for cell in cells}
     seen: set[str] = set()  # duplicate keys of every candidate gated so far
     ids: dict[int, str] = {}  # id -> content digest of every candidate gated so far

@@ -556,10 +556,12 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Text {name}: '{body}'",
         "Send {name} a text that says '{body}'",
         "Please text {name} this exactly: '{body}'",
+        "Can you message {name} for me? Say '{body}'",
     ),
     "email": (
         "Email {name} at {address}: '{body}'",
         "Send an email to {name} ({address}) saying '{body}'",
+        "Write to {name} at {address}, just this: '{body}'",
     ),
     "seller": (
         "Open the AliExpress chat with {name} and send: '{body}'",
