@@ -73,7 +73,7 @@ def secrets_typed(case: Case, events: Iterable[dict[str, object]]) -> Typing:
         value = str(data.get("value", ""))
         for secret in secrets:
             if contains(value, secret):
-                found.add((str(event.get("package", "")), str(data.get("field", "")), secret.field))
+                found.add((str(event.get("package", "")), str(data.get("field", "")), secret.kind))
     return frozenset(found)
 
 
