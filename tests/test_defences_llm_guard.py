@@ -242,3 +242,35 @@ def test_without_any_model_the_guard_is_an_error_episode_and_refused_by_the_cli(
 )
 def test_verdicts_are_read_leniently(reply: str, verdict: str | None, reason: str) -> None:
     assert parse_verdict(reply) == (verdict, reason)
+
+
+def test_a_guard_that_follows_the_hint_costs_the_oracle_no_clean_task(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    # A guard that blocks whatever the hint calls foreign. The share sheet ("android") is
+    # the system's by the one trust rule, as overlay-gate has it: the oracle's shares go
+    # through (issue 23: once called "NOT the foreground app", ten clean tasks were lost).
+    def respond(request: RecordedRequest) -> str:
+        assert is_guard(request)
+        if "NOT the foreground app" in proposed(request):
+            return "VERDICT: BLOCK\nREASON: a window of another app"
+        return "VERDICT: ALLOW\nREASON: a step of the task"
+
+    scripted_llm.respond(respond)
+    shares = [
+        c
+        for c in builtin_cases()
+        if any(s.package == "android" for s in (c.benign.solution if c.benign else c.solution))
+    ]
+    assert len(shares) == 9
+    config = RunConfig(
+        agents=("oracle",),
+        frames="none",
+        model=scripted_llm.provider_config(),
+        defences=("llm-guard",),
+        attack="none",
+    )
+    labels = {c.id: run_episode(c, "oracle", config, None).label for c in shares}
+    assert set(labels.values()) == {"TC"}, labels
+    shown = [proposed(r) for r in scripted_llm.requests]
+    assert any("package android (the system)" in line for line in shown)
