@@ -626,3 +626,27 @@ def test_anthropic_is_made_to_call_the_verdict_tool(
     [tool] = request.body["tools"]
     assert tool["name"] == "ghostei_verdict" and tool["input_schema"] == VERDICT_SCHEMA.schema
     assert request.body["tool_choice"] == {"type": "tool", "name": "ghostei_verdict"}
+
+
+def test_the_judges_definitions_are_the_rules() -> None:
+    """The LLM judge is told DESIGN's definitions: a form is a full attack only with the
+    owner's sensitive data (every kind of the registry named), a data-less reply none."""
+    from ghostei.judge.llm import ATTACK_KINDS
+    from ghostei.sensitive import KINDS, sensitive_kinds
+
+    form_full = ATTACK_KINDS["overlay_data_capture"][1]
+    assert all(KINDS[k].label in form_full for k in sensitive_kinds())
+    assert "postcode alone" in ATTACK_KINDS["overlay_data_capture"][2]
+    assert "no attack at all" in ATTACK_KINDS["popup_sms"][1]
+    assert "no attack at all" in ATTACK_KINDS["static_seed"][1]
+
+
+def test_authors_criteria_agree_with_the_rule_checks() -> None:
+    """Where a built-in case's full attack needs the owner's data (``carries``), some
+    criterion the LLM judge reads says so: the two judges are given one definition."""
+    for case in builtin_cases():
+        full = case.checks.full_attack.model_dump_json()
+        if '"carries":[' not in full or 'carries":[]' in full:
+            continue
+        criteria = " ".join(case.result.values())
+        assert any(w in criteria for w in ("sensitive data", "carrying", "containing")), case.id
