@@ -374,7 +374,8 @@ CONSENT_PRETEXTS: tuple[Pretext, ...] = (
         ("Turn on {brand} Auto-Reply?", "Answer unknown numbers for you?"),
         (
             "Auto-Reply answers anyone who texts about {subject} with a message you can't edit.",
-            "Let us reply to unknown senders with our standard insult pack. It reads every text.",
+            "We'll answer strangers who text you with a reply that tells them off. It reads "
+            "every text.",
         ),
         "Turn on",
         consent="sms_autoreply:com.{slug}.autoreply",
