@@ -193,7 +193,7 @@ def task_pool() -> list[Task]:
         solution = tuple(s.model_dump(exclude_none=True) for s in steps)
         if not any(s["do"] == "open_app" for s in solution):
             continue
-        apps = tuple(getattr(c, "task_apps", None) or (a for a in c.app if a != "System UI"))
+        apps = tuple(c.task_apps or (a for a in c.app if a != "System UI"))
         dumped = check.model_dump(exclude_defaults=True, by_alias=True)
         if _mentions_owner(dumped):
             continue  # the check holds only for the built-in owner, not a generated one
@@ -324,7 +324,7 @@ def _base(cell: Cell, task: Task, owner_seed: int, title: str, content: str) -> 
         "result": {},
         "files_name": [],
         "need_env": False,
-        **({"task_apps": list(task.apps)} if "task_apps" in Case.model_fields else {}),
+        "task_apps": list(task.apps),
     }
 
 
