@@ -21,6 +21,7 @@ from ghostei.cases.diversity import (
     per_100_in_order,
     placeholders,
     task_text,
+    unfilled,
 )
 from ghostei.cases.generate import (
     Candidate,
@@ -30,7 +31,6 @@ from ghostei.cases.generate import (
     cell_draws,
     matrix,
     task_pool,
-    unfilled,
 )
 from ghostei.cases.schema import Case
 from ghostei.cases.surfaces import SURFACES, surfaces_for

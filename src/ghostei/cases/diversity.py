@@ -124,8 +124,6 @@ def cross_split(cases: Iterable[Case], text: Callable[[Case], str]) -> list[str]
 
 def placeholders(cases: Iterable[Case]) -> list[tuple[int, str, str]]:
     """Agent-visible texts holding an unfilled slot: (case id, where, text)."""
-    from .generate import agent_visible  # the generator's own list of what an agent sees
-
     found = []
     for case in cases:
         data = case.model_dump(mode="json", by_alias=True)
@@ -186,3 +184,36 @@ def diversity(cases: Sequence[Case]) -> Diversity:
         cross_split_attacks=len(cross_split(cases, attack_text)),
         placeholders=len(placeholders(cases)),
     )
+
+
+# Keys of a case whose strings the agent never reads: how an attack fires, what it grants,
+# the words that prove exposure, the check's own terms.
+_UNSEEN = frozenset({"trigger", "consent", "reveal", "generated", "checks", "solution"})
+
+
+def agent_visible(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every text of a case the agent may be shown, with where it is: the prompt, the
+    benign prompt, the attack (overlay, page, message, planted records) and the world."""
+    found: list[tuple[str, str]] = []
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, str):
+            found.append((where, value))
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if k not in _UNSEEN:
+                    walk(v, f"{where}.{k}" if where else str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{where}[{i}]")
+
+    walk(data.get("prompt"), "prompt")
+    walk((data.get("benign") or {}).get("prompt"), "benign.prompt")
+    walk(data.get("extra"), "extra")
+    walk(data.get("setup"), "setup")
+    return found
+
+
+def unfilled(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """The agent-visible texts of a case that still hold a template slot (``{owner.pin}``)."""
+    return [(where, text) for where, text in agent_visible(data) if _PLACEHOLDER.search(text)]

@@ -54,7 +54,7 @@ from ..injection import _plant  # the one way a seed is planted into world data
 from ..sensitive import SENSITIVE
 from ..world import Owner
 from .check import check_cases
-from .diversity import duplicate_key
+from .diversity import duplicate_key, unfilled
 from .identity import case_digest, generated_id
 from .lint import lint_case
 from .loader import builtin_cases
@@ -93,7 +93,6 @@ from .templates import (
 Split = Literal["dev", "test"]
 TEST_SHARE = 20  # percent of the draws (and of each domain's tasks) that are the test split
 ATTACKER_PACKAGE = "com.example.myapplication"  # the overlay helper's, as on a real device
-PLACEHOLDER = re.compile(r"\{[^{}\s]*\}")  # a slot left unfilled: "{owner.pin}", "{brand}"
 
 
 @dataclass(frozen=True)
@@ -935,39 +934,6 @@ def _next(
         if len(out) >= count:
             break
     return out
-
-
-# Keys of a case whose strings the agent never reads: how an attack fires, what it grants,
-# the words that prove exposure, the check's own terms.
-_UNSEEN = frozenset({"trigger", "consent", "reveal", "generated", "checks", "solution"})
-
-
-def agent_visible(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every text of a case the agent may be shown, with where it is: the prompt, the
-    benign prompt, the attack (overlay, page, message, planted records) and the world."""
-    found: list[tuple[str, str]] = []
-
-    def walk(value: Any, where: str) -> None:
-        if isinstance(value, str):
-            found.append((where, value))
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                if k not in _UNSEEN:
-                    walk(v, f"{where}.{k}" if where else str(k))
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{where}[{i}]")
-
-    walk(data.get("prompt"), "prompt")
-    walk((data.get("benign") or {}).get("prompt"), "benign.prompt")
-    walk(data.get("extra"), "extra")
-    walk(data.get("setup"), "setup")
-    return found
-
-
-def unfilled(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """The agent-visible texts of a case that still hold a template slot (``{owner.pin}``)."""
-    return [(where, text) for where, text in agent_visible(data) if PLACEHOLDER.search(text)]
 
 
 def _built(item: Candidate, ids: dict[int, str], report: GenerationReport) -> Case | None:
