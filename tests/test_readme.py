@@ -1,4 +1,7 @@
-"""The README's examples work as printed."""
+"""The README's and the manual's own-agent and own-defence examples work as printed.
+
+tests/test_docs.py runs every example; these check what the examples do.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +13,22 @@ from click.testing import CliRunner
 from ghostei.cli import main
 from ghostei.rundir import RunDir
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def readme_example(name: str, folder: Path) -> tuple[str, Path]:
-    """The README's text, and its Python example that starts ``# NAME``, saved as NAME."""
-    text = README.read_text(encoding="utf-8")
-    block = re.search(rf"```python\n(# {re.escape(name)}\n.*?)```", text, re.S)
-    assert block, f"the README lost its {name} example"
-    source = folder / name
-    source.write_text(block.group(1), encoding="utf-8")
-    return text, source
+    """The text of the page (the README or a docs page) whose Python example starts
+    ``# NAME``, and that example saved as NAME."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        block = re.search(rf"```python\n(# {re.escape(name)}\n.*?)```", text, re.S)
+        if block:
+            source = folder / name
+            source.write_text(block.group(1), encoding="utf-8")
+            return text, source
+    raise AssertionError(f"neither the README nor docs/ holds the {name} example")
 
 
 def test_the_bring_your_own_agent_example_runs(tmp_path: Path) -> None:

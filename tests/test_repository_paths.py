@@ -15,7 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # What a clone holds that the project itself reads or runs (the virtualenvs and caches are not
 # the project's).
-SCANNED = ("src", "tests", "benchmarks", ".ci", "android", "pyproject.toml", "README.md")
+SCANNED = (
+    *("src", "tests", "benchmarks", ".ci", "android", "docs"),
+    *("pyproject.toml", "README.md", "mkdocs.yml"),
+)
 SKIPPED_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "artifacts"}
 
 # Spellings of a folder beside the clone or of a developer's machine.
