@@ -1242,14 +1242,15 @@ def _compare(served: Any, ids: list[int] | None) -> list[str]:
     decided label: a decided label is the simulator's, and so are the steps and the step the
     attack fired at, wherever the case's trigger can fire on a device.
     """
+    from ghostei.android.observability import ANDROID
     from ghostei.cases.stats import case_decidability
-    from ghostei.observability import case_observability, observability_for
+    from ghostei.observability import case_observability
     from ghostei.runner import RunConfig, run_episode
 
     serial, server, cases = served
     android = RunConfig(frames="none", backend="android", serial=serial, adb_port=server)
     direct = RunConfig(frames="none")
-    device = observability_for("android")
+    device = ANDROID
     undetermined: list[str] = []
     for case in cases:
         if ids is not None and case.id not in ids:

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter
 
 from ghostei.actions import Action
 from ghostei.agents import AGENTS, AgentContext, AgentStep
+from ghostei.android.observability import ANDROID
 from ghostei.cases import builtin_cases
 from ghostei.checks import AllOf, AnyOf, Check, EventCheck, Not, StateCheck, evaluate
 from ghostei.events import Event
@@ -19,15 +20,13 @@ from ghostei.injection import trigger_can_fire
 from ghostei.judge import RuleJudge
 from ghostei.judge.base import Verdict
 from ghostei.judge.store import hybrid
-from ghostei.observability import SIM, observability_for
+from ghostei.observability import SIM
 from ghostei.observation import Observation
 from ghostei.rundir import RunDir
 from ghostei.runner import RunConfig, execute, new_manifest, run_episode
 
 from .helpers import check_trees, episode
 from .helpers import event_log as _log
-
-ANDROID = observability_for("android")
 
 CHECK = TypeAdapter(Check)
 CASES = {c.id: c for c in builtin_cases()}

@@ -21,14 +21,11 @@ from the events each trigger reads (:func:`ghostei.injection.trigger_can_fire`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .events import EVENTS
-
-if TYPE_CHECKING:
-    from .cases.schema import Case
 
 
 @dataclass(frozen=True)
@@ -120,24 +117,39 @@ def scope(kind: str, *keys: str, package: str | None = None, **where: Any) -> Ev
 # The simulated phone writes every event of its own world and holds the whole world state.
 SIM = Observability("sim")
 
-BACKENDS = ("sim", "android")
+# What a backend observes in one case's episodes, given the case (a device reaches some
+# pages only). The core never looks inside the case; the backend's declaration may.
+CaseDeclaration = Callable[[Any], Observability]
+
+# Each backend hands its declaration to the core when its module is imported, so adding a
+# backend never edits the core: name -> (what it observes, what it observes in a case).
+_BACKENDS: dict[str, tuple[Observability, CaseDeclaration]] = {}
 
 
-def case_observability(backend: str, case: Case) -> Observability:
+def register_backend(
+    name: str, observability: Observability, for_case: CaseDeclaration | None = None
+) -> None:
+    """Declare what backend ``name`` observes; ``for_case`` narrows it to one case."""
+    _BACKENDS[name] = (observability, for_case or (lambda _case: observability))
+
+
+def backend_names() -> tuple[str, ...]:
+    """The backends registered so far, in the order they were."""
+    return tuple(_BACKENDS)
+
+
+def case_observability(backend: str, case: object) -> Observability:
     """What a backend observes in one case's episodes (a device reaches some pages only)."""
-    if backend == "android":
-        from .android.observability import for_case
-
-        return for_case(case)
-    return observability_for(backend)
+    return _declared(backend)[1](case)
 
 
 def observability_for(backend: str) -> Observability:
-    """The declaration of a backend by name (``sim`` or ``android``)."""
-    if backend == "sim":
-        return SIM
-    if backend == "android":
-        from .android.observability import ANDROID  # the backend declares its own sources
+    """The declaration of a registered backend by name (``sim``, ``android``)."""
+    return _declared(backend)[0]
 
-        return ANDROID
-    raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+
+def _declared(backend: str) -> tuple[Observability, CaseDeclaration]:
+    if backend not in _BACKENDS:
+        known = ", ".join(_BACKENDS) or "none registered"
+        raise ValueError(f"unknown backend {backend!r}; known: {known}")
+    return _BACKENDS[backend]

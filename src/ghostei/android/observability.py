@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..observability import Observability, scope
+from ..observability import Observability, register_backend, scope
 from .events import HELPER_EVENTS
 from .seed import SETTINGS_KEYS
 
@@ -146,3 +146,6 @@ def for_case(case: Case) -> Observability:
     observes in a case's episodes: Chrome routed to the web server, so every page is seen,
     and password fields read. An episode on a device that is not says less (``with_pages``)."""
     return ANDROID
+
+
+register_backend("android", ANDROID, for_case)  # the core looks the declaration up by name

@@ -12,8 +12,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from ..backends import BACKENDS
 from ..console import err, fail, out
-from ..observability import BACKENDS
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
 from .loader import is_existing_path
 from .paper import PAPER, dataset_path

@@ -10,7 +10,7 @@ from typing import Any
 from ..actions import Action
 from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
-from ..observability import SIM
+from ..observability import SIM, register_backend
 from ..observation import Observation, UIElement, touch_point
 from ..world import FileEntry, Sms, World, build_world
 from . import system_ui as sysui
@@ -841,3 +841,6 @@ def view_id(node: Node) -> str:
     dump name it (``com.x:id/compose_message_text`` is ``compose_message_text``), so a check
     or a trigger reads the same on a device; a field without an id by its semantic name."""
     return node.rid.rpartition(":id/")[2] or node.field_name
+
+
+register_backend("sim", SIM)  # the core looks the declaration up by name
