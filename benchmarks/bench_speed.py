@@ -1,4 +1,4 @@
-"""The speed benchmark: every performance figure of the README comes from this script.
+"""The speed benchmark: every figure of docs/performance.md comes from this script.
 
     python benchmarks/bench_speed.py [--json FILE] [--skip-runs] [--skip-concurrency]
 
@@ -15,7 +15,7 @@ It measures, in one run, as the issue "Fast by design" asks:
 * 16 ``uitars`` episodes against a scripted endpoint answering after 1 s, with
   ``--concurrency 1`` and ``--concurrency 16`` (``bench_concurrency.py``).
 
-Figures depend on the machine: the README's were measured on two cores.
+Figures depend on the machine: the manual's were measured on two cores.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """A local model as a user runs one: t3a and the text-only judge against a llama.cpp server.
 
-Serve a GGUF model first (README, "A local model"), then:
+Serve a GGUF model first (docs/local-model.md), then:
 
     python benchmarks/local_model.py --base-url http://127.0.0.1:8012/v1 \\
         --model qwen2.5-coder-0.5b --cases 1-3 --max-steps 5 [--out runs/local]
     python benchmarks/local_model.py --summarise runs/local   # the figures of a done run
 
 It runs ``ghostei run --agent t3a --workers 1 --timeout T`` and ``ghostei judge --text-only``
-on that run, as the README says, and prints what a user needs to plan a run: seconds per
+on that run, as docs/local-model.md says, and prints what a user needs to plan a run: seconds per
 step and per judged episode, requests and prompt tokens per request (as the server counted
-them), retries, and the labels. The README's figures for a local model come from here.
+them), retries, and the labels. The manual's figures for a local model come from here.
 """
 
 from __future__ import annotations

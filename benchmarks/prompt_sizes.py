@@ -12,7 +12,7 @@ framework's largest requests in the served model's tokens.
         [--tokenize http://127.0.0.1:8012]
 
 The figures in ``ghostei.agents.frameworks.PROMPT_SIZES`` (what the endpoint check compares
-with a server's context) and the README's table come from this script.
+with a server's context) and the table in docs/agents.md come from this script.
 """
 
 from __future__ import annotations

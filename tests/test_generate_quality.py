@@ -46,7 +46,7 @@ from ghostei.cases.templates import (
 )
 from ghostei.sensitive import KINDS, kind_of
 
-PER_CELL = 11  # the README's suite: 2,156 cases
+PER_CELL = 11  # the suite of docs/scale.md: 2,156 cases
 
 
 @cache

@@ -4,7 +4,7 @@
     [GHOSTEI_LIVE_KEY_ENV=OPENAI_API_KEY] [GHOSTEI_LIVE_AGENTS=m3a,t3a] \\
     [GHOSTEI_LIVE_STEPS=8] [GHOSTEI_LIVE_TIMEOUT=120] python -m pytest -m live
 
-A local llama.cpp server (README, "A local model") is a text-only endpoint on a CPU:
+A local llama.cpp server (docs/local-model.md) is a text-only endpoint on a CPU:
 
     GHOSTEI_LIVE_MODEL=qwen2.5-coder-0.5b GHOSTEI_LIVE_BASE_URL=http://127.0.0.1:8012/v1 \\
     GHOSTEI_LIVE_AGENTS=t3a GHOSTEI_LIVE_STEPS=3 GHOSTEI_LIVE_TIMEOUT=900 \\
