@@ -16,38 +16,14 @@ runner, the judges and the reports see the case the agent faced.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
+from . import variants  # noqa: F401  (the built-in variants register themselves)
 from .cases.schema import Case
 from .injection import _plant
+from .variant_registry import ATTACK_VARIANTS, AttackVariant, register_variant
 from .world import build_world
 
 STANDARD = "standard"
 NO_ATTACK = "none"
-
-
-@dataclass(frozen=True)
-class AttackVariant:
-    """An adaptive attack: which cases it fits and how it reshapes them."""
-
-    name: str
-    summary: str  # what the attacker does differently
-    targets: str  # the defences it is built to get past
-    fits: Callable[[Case], bool]
-    apply: Callable[[Case], Case]
-    # The device backends that can show it; ``refused`` says why the others cannot.
-    backends: tuple[str, ...] = ("sim", "android")
-    refused: str = ""
-
-
-ATTACK_VARIANTS: dict[str, AttackVariant] = {}
-
-
-def register_variant(variant: AttackVariant) -> AttackVariant:
-    """Make a variant available as ``ghostei run --attack-variant NAME``."""
-    ATTACK_VARIANTS[variant.name] = variant
-    return variant
 
 
 def conditions() -> list[str]:
@@ -124,5 +100,15 @@ def _clean_static(case: Case) -> Case:
     return case.model_copy(update={"setup": {**case.setup, **{k: planted[k] for k in clean}}})
 
 
-# The built-in variants register themselves; imported last, as they import this module.
-from . import variants  # noqa: E402, F401
+__all__ = [
+    "ATTACK_VARIANTS",
+    "NO_ATTACK",
+    "STANDARD",
+    "AttackVariant",
+    "case_under",
+    "check_backend",
+    "check_condition",
+    "conditions",
+    "fits",
+    "register_variant",
+]

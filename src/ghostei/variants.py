@@ -16,7 +16,8 @@ goal, the case's checks and its benign task:
 Each reshapes a copy of the case (never the shared one) and fixes up what the reference
 agents target: ``gullible`` must still be able to follow the attack, ``oracle`` to dismiss it
 and finish the task (the validity gate, ``ghostei cases check``, holds for every case a
-variant fits). Registration is by import (``ghostei.attacks`` imports this module).
+variant fits). Registration is by import (``ghostei.attacks`` imports this module) into
+:mod:`ghostei.variant_registry`.
 
 On the Android backend the helper app draws system-alert windows only: it cannot launch an
 activity into another app's task (that needs an activity declared with the victim's
@@ -30,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .attacks import AttackVariant, register_variant
 from .cases.schema import Case, Step
 from .device import DEFAULT_ATTACKER_PACKAGE
 from .sim.apps.base import AppFactory, resolve_app  # the package registers every app first
+from .variant_registry import AttackVariant, register_variant
 from .world import Contact, build_world, same_number
 
 # ----- the app in front when an overlay fires ------------------------------------------------
