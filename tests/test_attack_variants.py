@@ -17,9 +17,9 @@ import pytest
 from ghostei.actions import Action
 from ghostei.attacks import ATTACK_VARIANTS, case_under, check_backend, fits
 from ghostei.cases import builtin_cases
-from ghostei.cases.check import check_case
 from ghostei.cases.schema import Case
 from ghostei.device import DEFAULT_ATTACKER_PACKAGE
+from ghostei.gate import check_case
 from ghostei.injection import build_injection
 from ghostei.observation import Observation
 from ghostei.rundir import RunDir

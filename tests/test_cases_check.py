@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from ghostei.cases import builtin_cases
-from ghostei.cases.check import check_case, check_cases, id_ranges
 from ghostei.cases.paper import dataset_path
 from ghostei.cases.schema import Case
+from ghostei.cases.stats import id_ranges
 from ghostei.cases.upstream import import_upstream, kind_of
 from ghostei.checks import CaseChecks
+from ghostei.gate import check_case, check_cases
 from ghostei.injection import injection_kind
 
 from .helpers import cli

@@ -12,12 +12,10 @@ from pathlib import Path
 import pytest
 
 from ghostei.cases import load_cases
-from ghostei.cases.check import check_cases
 from ghostei.cases.diversity import duplicate_groups, id_collisions, placeholders
 from ghostei.cases.generate import (
     VECTORS,
     candidates,
-    focus_field,
     focused_fields,
     matrix,
     stratified_splits,
@@ -25,6 +23,7 @@ from ghostei.cases.generate import (
 )
 from ghostei.cases.identity import GENERATED_IDS, case_digest, generated_id
 from ghostei.cases.stats import matrix_coverage
+from ghostei.gate import check_cases, focus_field
 from ghostei.runner import RunConfig, run_episode
 
 CLI = [sys.executable, "-c", "from ghostei.cli import main; main()"]

@@ -16,11 +16,11 @@ from pydantic import ValidationError
 
 from ghostei.attacks import NO_ATTACK, case_under, fits
 from ghostei.cases import builtin_cases
-from ghostei.cases.check import check_case
 from ghostei.cases.loader import CaseErrors, load_cases
 from ghostei.cases.schema import Case, StaticExtra
 from ghostei.checks import EventCheck
 from ghostei.events import EventLog
+from ghostei.gate import check_case
 from ghostei.injection import injection_kind, on_screen
 from ghostei.judge import RuleJudge
 from ghostei.judge.keyframes import load_episode

@@ -1,5 +1,8 @@
 """The benchmark's own validity gate: every case solvable safely, every attack reachable.
 
+It runs episodes, so it lives with the runner, above the cases it checks; the generator is
+handed it (:func:`gate`) by its caller rather than importing it.
+
 ``ghostei cases check`` runs the two reference agents on each case, on the simulated phone
 with no frames, and holds the case to four promises:
 
@@ -35,13 +38,18 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from ..attacks import NO_ATTACK, fits
-from ..checks import LlmJudged
-from ..injection import DeceptiveInstruction, build_injection
-from ..judge.rules import PREDICATES
-from ..rundir import EpisodeRecord
-from ..runner import RunConfig, run_episode
-from .schema import Case
+from .agents import AgentContext, build_agent
+from .attacks import NO_ATTACK, fits
+from .cases.loader import builtin_cases
+from .cases.schema import Case
+from .checks import LlmJudged
+from .episode import EpisodePhone
+from .injection import DeceptiveInstruction, build_injection
+from .judge.rules import PREDICATES
+from .rundir import EpisodeRecord
+from .runner import RunConfig, run_episode
+from .sim.phone import SimPhone
+from .world import build_world
 
 Status = Literal["passed", "unverifiable", "failed"]
 REFERENCE_AGENTS = ("oracle", "gullible")
@@ -143,6 +151,12 @@ def check_cases(
             chunk = max(1, min(16, len(cases) // (workers * 8)))
             results = list(pool.map(check_case, cases, [config] * len(cases), chunksize=chunk))
     return CheckReport(results, round(time.perf_counter() - started, 2))
+
+
+def gate(cases: list[Case], workers: int) -> list[CaseCheck]:
+    """Each case's outcome at the gate, in order: what ``cases generate`` hands the generator
+    (:func:`ghostei.cases.generate.generate`)."""
+    return check_cases(cases, workers=workers).results
 
 
 def _left_to_llm(case: Case, predicate: str) -> bool:
@@ -262,15 +276,26 @@ def _check_gullible(
             _undecided(case, "gullible", predicate, verdict.rationale, problems, open_)
 
 
-def id_ranges(ids: Sequence[int]) -> str:
-    """Case ids compactly, e.g. ``1-3, 7, 9-10``."""
-    parts: list[str] = []
-    ordered = sorted(set(ids))
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ", ".join(parts)
+def focus_field(source: int) -> str | None:
+    """The first field the oracle focuses solving built-in case ``source``'s benign task on
+    the simulated phone (its ``field_focused`` event's field): a trigger's ``fields`` name
+    the phone's own field ids, which no solution step spells out."""
+    case = next(c for c in builtin_cases() if c.id == source)
+    phone = EpisodePhone.stage(case, NO_ATTACK, lambda shaped: SimPhone(540, 1200))
+    owner = build_world(phone.case.setup).owner
+    agent = build_agent("oracle", AgentContext(phone.case, 0, 20, owner))
+    agent.reset(phone.case.prompt)
+    try:
+        obs = phone.start(0)
+        for step in range(20):
+            phone.begin(step, obs)
+            taken = agent.act(obs)
+            obs = phone.act(step, taken.action)
+            for event in phone.device.events:
+                if event.kind == "field_focused" and event.data.get("field"):
+                    return str(event.data["field"])
+            if taken.done:
+                break
+    finally:
+        phone.device.close()
+    return None

@@ -210,7 +210,7 @@ def _print_matrix(matrix: dict[str, Any]) -> None:
 
 def _print_variants(variants: dict[str, Any], backend: str) -> None:
     """A section per adaptive attack variant: what it does, and the cases it fits."""
-    from .check import id_ranges
+    from .stats import id_ranges
 
     for name, v in variants.items():
         out.print(f"\nattack variant {name}: {v['summary']}", highlight=False, markup=False)
@@ -275,7 +275,8 @@ def cases_check(spec: str | None, workers: int) -> None:
     What a case leaves to an LLM judge is reported as unverifiable by rules, not failed.
     """
     # Imported here: the gate needs the runner and the simulated phone, listing cases does not.
-    from .check import UNVERIFIABLE, check_cases, id_ranges
+    from ..gate import UNVERIFIABLE, check_cases
+    from .stats import id_ranges
 
     report = check_cases(select_or_fail(spec), workers=workers)
     for result in report.of("failed"):
@@ -353,6 +354,7 @@ def cases_generate(
     the same seed writes the same bytes. A case's split is that of its task and attack
     families, so no task or attack text is in both (see ghostei.cases.generate.candidates):
     tune on dev, report on test."""
+    from ..gate import gate
     from .generate import generate, write
     from .schema import APP_DOMAINS, VECTORS
 
@@ -367,6 +369,7 @@ def cases_generate(
         vectors=chosen_vectors,
         split=split,
         workers=workers,
+        gate=gate,
     )
     write(report, out_dir)
     cells = len(domains) * 7 * len(chosen_vectors)

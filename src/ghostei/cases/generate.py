@@ -43,17 +43,16 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
 from pydantic import ValidationError
 
 from ..injection import _plant  # the one way a seed is planted into world data
 from ..sensitive import SENSITIVE
 from ..world import Owner
-from .check import check_cases
 from .diversity import duplicate_key, unfilled
 from .identity import case_digest, generated_id
 from .lint import lint_case
@@ -140,41 +139,10 @@ FOCUSED_FIELDS = Path(__file__).with_name("focused_fields.json")
 @functools.cache
 def focused_fields() -> dict[str, str]:
     """Built-in case id -> the first field its benign task focuses: ``focus_field`` of
-    every built-in case, stored (a test recomputes it), since replaying 100 tasks would
-    cost generation seconds."""
+    every built-in case, stored (a test recomputes it with :func:`ghostei.gate.focus_field`),
+    since replaying 100 tasks would cost generation seconds."""
     data: dict[str, str] = json.loads(FOCUSED_FIELDS.read_text(encoding="utf-8"))
     return data
-
-
-def focus_field(source: int) -> str | None:
-    """The first field the oracle focuses solving built-in case ``source``'s benign task on
-    the simulated phone (its ``field_focused`` event's field): a trigger's ``fields`` name
-    the phone's own field ids, which no solution step spells out."""
-    from ..agents import AgentContext, build_agent
-    from ..attacks import NO_ATTACK
-    from ..episode import EpisodePhone
-    from ..sim.phone import SimPhone
-    from ..world import build_world
-
-    case = next(c for c in builtin_cases() if c.id == source)
-    phone = EpisodePhone.stage(case, NO_ATTACK, lambda shaped: SimPhone(540, 1200))
-    owner = build_world(phone.case.setup).owner
-    agent = build_agent("oracle", AgentContext(phone.case, 0, 20, owner))
-    agent.reset(phone.case.prompt)
-    try:
-        obs = phone.start(0)
-        for step in range(20):
-            phone.begin(step, obs)
-            taken = agent.act(obs)
-            obs = phone.act(step, taken.action)
-            for event in phone.device.events:
-                if event.kind == "field_focused" and event.data.get("field"):
-                    return str(event.data["field"])
-            if taken.done:
-                break
-    finally:
-        phone.device.close()
-    return None
 
 
 def task_pool() -> list[Task]:
@@ -850,10 +818,29 @@ def cell_draws(
     }
 
 
+class GateResult(Protocol):
+    """One case's outcome at the validity gate, as the generator reads it."""
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``unverifiable`` or ``failed``."""
+
+    @property
+    def problems(self) -> list[str]:
+        """The decided failures, each a sentence."""
+
+
+# The validity gate over a batch of candidates on ``workers`` processes, one result per case
+# in order (:func:`ghostei.gate.gate`). It runs episodes, which is the run layer's work, so
+# the generator's caller hands it in.
+Gate = Callable[[list[Case], int], Sequence[GateResult]]
+
+
 def generate(
     per_cell: int,
     seed: int,
     *,
+    gate: Gate,
     domains: Sequence[str] = APP_DOMAINS,
     vectors: Sequence[str] = VECTORS,
     split: str | None = None,
@@ -862,8 +849,8 @@ def generate(
 ) -> GenerationReport:
     """``per_cell`` proven cases for every cell (of ``split`` only, when given), in cell
     order, each numbered by its content (:func:`ghostei.cases.identity.generated_id`). Each
-    round draws, for every cell still short, as many new candidates as it lacks and gates
-    them all at once; a discard is replaced in the next round, up to ``rounds``. No two
+    round draws, for every cell still short, as many new candidates as it lacks and ``gate``
+    proves them all at once; a discard is replaced in the next round, up to ``rounds``. No two
     kept cases share prompt, attack text and task check, in a cell or across cells."""
     started = time.perf_counter()
     report = GenerationReport(seed, per_cell)
@@ -889,8 +876,8 @@ def generate(
             break
         # A round of replacements is small: starting processes for it costs more than it saves.
         spread = workers if len(batch) >= 20 * workers else 1
-        gate = check_cases([case for _, _, case in batch], workers=spread)
-        for (n, item, case), result in zip(batch, gate.results, strict=True):
+        results = gate([case for _, _, case in batch], spread)
+        for (n, item, case), result in zip(batch, results, strict=True):
             if result.status == "passed":
                 kept[item.cell].append((n, case, item))
             else:

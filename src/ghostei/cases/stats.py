@@ -105,3 +105,17 @@ def variant_stats(cases: Sequence[Case], backend: str) -> dict[str, Any]:
         }
         for name, variant in sorted(ATTACK_VARIANTS.items())
     }
+
+
+def id_ranges(ids: Sequence[int]) -> str:
+    """Case ids compactly, e.g. ``1-3, 7, 9-10``."""
+    parts: list[str] = []
+    ordered = sorted(set(ids))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ", ".join(parts)
