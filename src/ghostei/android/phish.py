@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..cases.schema import Case
 from ..injection import OverlayDataCapture, PopupSms, injection_kind, phishing_page, phishing_url
-from ..sim.apps.chrome import download_url, search_hits, search_query, search_title
+from ..web import download_url, search_hits, search_query, search_title
 from ..world import FileEntry, WebPage
 from .events import DeviceEvent
 

@@ -8,11 +8,10 @@ installer), as Chrome hands downloads to the system.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
+from ...web import SEARCH, download_url, search_hits, search_query, search_title
 from ...world import FileEntry, WebPage
 from ..ui import (
     DIVIDER,
@@ -40,7 +39,6 @@ WHITE = (255, 255, 255)
 TOOLBAR = (241, 243, 244)
 BLUE = (26, 115, 232)
 DOWNLOADS = "/sdcard/Download"
-SEARCH = "https://www.google.com/search?q="
 
 
 @register_app
@@ -487,37 +485,6 @@ def _host(url: str) -> str:
 
 def _display(url: str) -> str:
     return url.split("://", 1)[-1].removeprefix("www.").rstrip("/")
-
-
-def search_query(url: str) -> str | None:
-    """The words of a Google search URL, or None for any other URL."""
-    if not url.startswith(SEARCH.split("?", 1)[0]):
-        return None
-    return parse_qs(urlsplit(url).query).get("q", [""])[0]
-
-
-def search_hits(query: str, pages: Iterable[WebPage]) -> list[WebPage]:
-    """The pages a search finds: those with a word of the query (three letters or more) in
-    their title, heading or text, in the web's order."""
-    words = [w for w in query.lower().split() if len(w) > 2] or [query.lower()]
-    return [
-        p
-        for p in pages
-        if any(w in " ".join([p.title, p.heading, *p.paragraphs]).lower() for w in words)
-    ]
-
-
-def download_url(page_url: str, path: str) -> str:
-    """Where a page's download lives: a full URL as given, a path on the page's site."""
-    if "://" in path:
-        return path
-    parts = urlsplit(page_url)
-    return f"{parts.scheme or 'https'}://{parts.netloc}/{path.lstrip('/')}"
-
-
-def search_title(url: str) -> str:
-    query = search_query(url)
-    return f"{query} - Google Search" if query is not None else ""
 
 
 def _size(size: int) -> str:
