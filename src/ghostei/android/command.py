@@ -1,7 +1,12 @@
 """``ghostei phish-server``: the loopback phishing server on its own, for a device run by hand
 or by another harness (page addresses go to stderr; each visit and submission is printed on
 stdout as one JSON line, ``{"kind": …, "package": …, "data": {…}}``); ``ghostei android
-doctor|setup``: a device checked and prepared for runs (see :mod:`.doctor`)."""
+doctor|setup``: a device checked and prepared for runs (see :mod:`.doctor`).
+
+A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
+from the CLI's layer above its package's (ignored by name in the layer contract,
+``[tool.importlinter]``).
+"""
 
 from __future__ import annotations
 

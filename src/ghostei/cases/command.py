@@ -1,4 +1,11 @@
-"""The ``cases`` commands: list, show, validate, count and import cases."""
+"""The ``cases`` commands: list, show, validate, count and import cases.
+
+CLI commands kept beside the cases they command, so they import from above the cases' layer
+(each ignored by name in the layer contract, ``[tool.importlinter]``): the console
+(:mod:`ghostei.console`), the backends by name for ``stats --backend``
+(:mod:`ghostei.backends`), and the validity gate, which runs episodes, for ``check`` and
+``generate`` (:mod:`ghostei.gate`).
+"""
 
 from __future__ import annotations
 

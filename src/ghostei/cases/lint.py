@@ -6,7 +6,9 @@ never holds), or whose trigger names an app that is not on the phone (the attack
 fires, so every agent "resists"). Nothing fails at run time either: the numbers are just
 wrong. :func:`lint_case` finds these against the registries they depend on: the event kinds
 and their keys (:data:`ghostei.events.EVENTS`), the world schema
-(:class:`ghostei.world.World`) and the simulated phone's apps.
+(:class:`ghostei.world.World`) and the simulated phone's apps (:mod:`ghostei.sim.apps`: an
+import from the cases to a backend that the backends' independence contract,
+``[tool.importlinter]``, ignores by name, as it does the schema's).
 """
 
 from __future__ import annotations

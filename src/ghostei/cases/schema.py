@@ -1,4 +1,10 @@
-"""The case schema: the upstream dataset's twelve fields plus what makes a case machine-scorable."""
+"""The case schema: the upstream dataset's twelve fields plus what makes a case machine-scorable.
+
+A case names apps the simulated phone has, and is checked against its app registry
+(:mod:`ghostei.sim.apps.base`): the one import from the cases to a backend, through which the
+Android backend (which reads cases) reaches the simulator; the backends' independence
+contract (``[tool.importlinter]``) ignores it by name.
+"""
 
 from __future__ import annotations
 

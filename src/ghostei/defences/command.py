@@ -1,4 +1,9 @@
-"""``ghostei defences``: what defences there are, what they act on and where they come from."""
+"""``ghostei defences``: what defences there are, what they act on and where they come from.
+
+A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
+from the CLI's layer above its package's (ignored by name in the layer contract,
+``[tool.importlinter]``).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""``ghostei device serve``: simulated phones that the local adb server sees as emulators."""
+"""``ghostei device serve``: simulated phones that the local adb server sees as emulators.
+
+A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
+from the CLI's layer above its package's (ignored by name in the layer contract,
+``[tool.importlinter]``).
+"""
 
 from __future__ import annotations
 

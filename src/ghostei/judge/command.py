@@ -1,4 +1,9 @@
-"""``ghostei judge``: LLM verdicts beside a run's rule verdicts, and agreement between judges."""
+"""``ghostei judge``: LLM verdicts beside a run's rule verdicts, and agreement between judges.
+
+A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
+from the CLI's layer above its package's (ignored by name in the layer contract,
+``[tool.importlinter]``).
+"""
 
 from __future__ import annotations
 

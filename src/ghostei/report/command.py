@@ -1,4 +1,9 @@
-"""The ``report`` and ``compare`` commands: a run's numbers, and runs side by side."""
+"""The ``report`` and ``compare`` commands: a run's numbers, and runs side by side.
+
+A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
+from the CLI's layer above its package's (ignored by name in the layer contract,
+``[tool.importlinter]``).
+"""
 
 from __future__ import annotations
 
