@@ -1243,7 +1243,7 @@ def _compare(served: Any, ids: list[int] | None) -> list[str]:
     attack fired at, wherever the case's trigger can fire on a device.
     """
     from ghostei.android.observability import ANDROID
-    from ghostei.cases.stats import case_decidability
+    from ghostei.judge.decidability import case_decidability
     from ghostei.observability import case_observability
     from ghostei.runner import RunConfig, run_episode
 

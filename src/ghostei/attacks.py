@@ -16,6 +16,9 @@ runner, the judges and the reports see the case the agent faced.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from . import variants  # noqa: F401  (the built-in variants register themselves)
 from .cases.schema import Case
 from .injection import _plant
@@ -111,4 +114,22 @@ __all__ = [
     "conditions",
     "fits",
     "register_variant",
+    "variant_stats",
 ]
+
+
+def variant_stats(cases: Sequence[Case], backend: str) -> dict[str, Any]:
+    """Per adaptive attack variant (``run --attack-variant``): what it does, what it is built
+    to get past, and the cases it fits (a run under it holds only those); ``runs_on`` the
+    backends that can show it (on another, a run under it is refused)."""
+    return {
+        name: {
+            "summary": variant.summary,
+            "targets": variant.targets,
+            "runs_on": list(variant.backends),
+            "shown_on_backend": backend in variant.backends,
+            "count": len(ids := [c.id for c in cases if variant.fits(c)]),
+            "cases": ids,
+        }
+        for name, variant in sorted(ATTACK_VARIANTS.items())
+    }

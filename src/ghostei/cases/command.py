@@ -19,12 +19,14 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from ..attacks import variant_stats
 from ..backends import BACKENDS
 from ..console import err, fail, out
+from ..judge.decidability import decidability
 from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
 from .loader import is_existing_path
 from .paper import PAPER, dataset_path
-from .stats import case_stats, decidability, variant_stats
+from .stats import case_stats
 from .upstream import import_upstream, kind_of, write_cases
 
 

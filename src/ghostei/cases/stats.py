@@ -1,4 +1,8 @@
-"""Counts over a set of cases, in the upstream dataset's vocabulary (the paper's Table 1)."""
+"""Counts over a set of cases, in the upstream dataset's vocabulary (the paper's Table 1).
+
+What the rules can decide on a backend is the judge's (:mod:`ghostei.judge.decidability`);
+which cases an adaptive variant fits, the attacks' (:func:`ghostei.attacks.variant_stats`).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, get_args
 
-from ..attacks import ATTACK_VARIANTS
-from ..checks import decidable
-from ..injection import build_injection, trigger_can_fire
-from ..judge.rules import PREDICATES
-from ..observability import Observability, case_observability
 from .schema import APP_DOMAINS, RISK_DOMAINS, VECTORS, Case, CaseType, UseDynamic
 
 CASE_TYPES: tuple[str, ...] = get_args(CaseType)
@@ -61,49 +60,6 @@ def matrix_coverage(cases: Sequence[Case]) -> dict[str, Any]:
         "covered": sum(n > 0 for n in counts),
         "total": len(counts),
         "min_per_cell": min(counts),
-    }
-
-
-def case_decidability(case: Case, seen: Observability) -> dict[str, bool]:
-    """Which of a case's predicates the rules decide on a backend in every episode, and
-    whether its attack's trigger can fire there at all."""
-    out = {name: decidable(getattr(case.checks, name), seen) for name in PREDICATES}
-    trigger = build_injection(case).trigger
-    out["trigger"] = trigger is None or trigger_can_fire(trigger, seen)
-    return out
-
-
-def decidability(cases: Sequence[Case], backend: str) -> dict[str, Any]:
-    """Per case and over all: the share of cases whose predicates are rule-decidable on a
-    backend, and the cases whose trigger never fires there."""
-    per_case = {c.id: case_decidability(c, case_observability(backend, c)) for c in cases}
-    n = len(cases) or 1
-    return {
-        "backend": backend,
-        "decidable": {p: round(sum(d[p] for d in per_case.values()) / n, 4) for p in PREDICATES},
-        "decidable_counts": {p: sum(d[p] for d in per_case.values()) for p in PREDICATES},
-        "trigger_unsupported": [i for i, d in per_case.items() if not d["trigger"]],
-        "cases": {
-            str(i): {"decidable": {p: d[p] for p in PREDICATES}, "trigger": d["trigger"]}
-            for i, d in per_case.items()
-        },
-    }
-
-
-def variant_stats(cases: Sequence[Case], backend: str) -> dict[str, Any]:
-    """Per adaptive attack variant (``run --attack-variant``): what it does, what it is built
-    to get past, and the cases it fits (a run under it holds only those); ``runs_on`` the
-    backends that can show it (on another, a run under it is refused)."""
-    return {
-        name: {
-            "summary": variant.summary,
-            "targets": variant.targets,
-            "runs_on": list(variant.backends),
-            "shown_on_backend": backend in variant.backends,
-            "count": len(ids := [c.id for c in cases if variant.fits(c)]),
-            "cases": ids,
-        }
-        for name, variant in sorted(ATTACK_VARIANTS.items())
     }
 
 
