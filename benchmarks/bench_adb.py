@@ -22,8 +22,8 @@ from pathlib import Path
 import adbutils  # type: ignore[import-untyped]
 
 from ghostei.cases import select_cases
-from ghostei.emulator.serve import ServedPhones, wait_for_devices
 from ghostei.runner import RunConfig, run_episode
+from ghostei.served.serve import ServedPhones, wait_for_devices
 
 ADB = str(Path(adbutils.__file__).parent / "binaries" / "adb")
 

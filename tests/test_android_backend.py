@@ -1212,8 +1212,8 @@ def served() -> Any:
 
     from ghostei.android.device import case_snapshot
     from ghostei.cases import builtin_cases
-    from ghostei.emulator.serve import ServedPhones, wait_for_devices
     from ghostei.injection import build_injection
+    from ghostei.served.serve import ServedPhones, wait_for_devices
 
     adb = os.path.join(os.path.dirname(adbutils.__file__), "binaries", "adb")
     console, server = _private_ports()

@@ -19,7 +19,7 @@ from ghostei.android.helper import (
     without_component,
 )
 from ghostei.cases import builtin_cases
-from ghostei.emulator.serve import ServedPhones, wait_for_devices
+from ghostei.served.serve import ServedPhones, wait_for_devices
 
 from .adb_helpers import AdbServer, free_base_port, private_adb_server, requires_adb
 

@@ -24,7 +24,7 @@ import pytest
 from PIL import Image
 
 from ghostei.cases import builtin_cases
-from ghostei.emulator.adbd import (
+from ghostei.served.adbd import (
     A_CLSE,
     A_CNXN,
     A_OKAY,
@@ -37,7 +37,7 @@ from ghostei.emulator.adbd import (
     read_packet,
     shell_packet,
 )
-from ghostei.emulator.console import TOKEN_FILE, EmulatorConsole, SnapshotInfo, unescape_sms
+from ghostei.served.console import TOKEN_FILE, EmulatorConsole, SnapshotInfo, unescape_sms
 from ghostei.world import build_world
 
 from .adb_helpers import (
@@ -50,7 +50,7 @@ from .adb_helpers import (
 )
 
 if TYPE_CHECKING:
-    from ghostei.emulator.serve import ServedPhones
+    from ghostei.served.serve import ServedPhones
 
 # ----- stand-ins for the phone's shell and file system ------------------------------------------
 
@@ -293,7 +293,7 @@ def test_malformed_packets_and_vanishing_clients_drop_only_their_connection(
 
 
 def register(server: AdbServer, adb_port: int) -> None:
-    from ghostei.emulator.serve import register_emulator, wait_for_devices
+    from ghostei.served.serve import register_emulator, wait_for_devices
 
     assert register_emulator(adb_port, server.port)
     assert wait_for_devices([f"emulator-{adb_port - 1}"], server.port)
@@ -480,7 +480,7 @@ def test_adb_emu_authenticates_with_the_token_file(
 @pytest.fixture
 def served(tmp_path: Path, adb: AdbServer) -> Iterator[ServedPhones]:
     """Two served phones registered with the test's adb server; cases 1 and 4 as snapshots."""
-    from ghostei.emulator.serve import ServedPhones, wait_for_devices
+    from ghostei.served.serve import ServedPhones, wait_for_devices
 
     cases = [c for c in builtin_cases() if c.id in (1, 4)]
     token = adb.home / TOKEN_FILE
@@ -622,7 +622,7 @@ def test_device_serve_command_serves_until_terminated(adb: AdbServer) -> None:
     command = [
         sys.executable,
         "-c",
-        "from ghostei.emulator.command import device; device()",
+        "from ghostei.served.command import device; device()",
         "serve",
         *("--count", "1", "--base-port", str(base), "--adb-port", str(adb.port)),
         *("--cases", "1", "--screen", "540x1200"),

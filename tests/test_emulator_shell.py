@@ -17,9 +17,9 @@ from PIL import Image
 
 from ghostei.actions import Action
 from ghostei.device import DEFAULT_ATTACKER_PACKAGE
-from ghostei.emulator.commands import PROGRAMS
-from ghostei.emulator.shell import AndroidShell, ShellResult
-from ghostei.emulator.vfs import SYSTEM_BIN, PhoneFS
+from ghostei.served.commands import PROGRAMS
+from ghostei.served.shell import AndroidShell, ShellResult
+from ghostei.served.vfs import SYSTEM_BIN, PhoneFS
 from ghostei.sim.phone import SimPhone
 
 from .helpers import find, open_payment

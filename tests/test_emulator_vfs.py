@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from ghostei.actions import Action
-from ghostei.emulator.vfs import SYSTEM_BIN, PhoneFS, iso_to_epoch
+from ghostei.served.vfs import SYSTEM_BIN, PhoneFS, iso_to_epoch
 from ghostei.sim.phone import SimPhone
 from ghostei.world import FileEntry
 

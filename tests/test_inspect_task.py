@@ -25,10 +25,10 @@ from ghostei.actions import Action
 from ghostei.agents import AgentContext, build_agent
 from ghostei.attacks import NO_ATTACK, STANDARD, case_under
 from ghostei.cases import select_cases
-from ghostei.emulator.serve import ServedPhones, wait_for_devices
 from ghostei.injection import build_injection
 from ghostei.inspect import action_to_tool_call, ghostei_task, tool_call_to_action
 from ghostei.runner import RunConfig, run_episode
+from ghostei.served.serve import ServedPhones, wait_for_devices
 from ghostei.sim.phone import SimPhone
 from ghostei.world import build_world
 

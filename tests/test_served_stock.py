@@ -31,12 +31,12 @@ from ghostei.android.events import (
 from ghostei.android.phish import EMULATOR_HOST_ALIAS, PhishServer, beacon_url, render_page
 from ghostei.android.web import FLAGS_FILE, chrome_flags
 from ghostei.cases import Case, builtin_cases
-from ghostei.emulator.network import PhoneNetwork
-from ghostei.emulator.serve import ServedPhones, case_snapshot_name, wait_for_devices
-from ghostei.emulator.shell import AndroidShell
-from ghostei.emulator.vfs import PhoneFS
 from ghostei.injection import build_injection, phishing_url
 from ghostei.runner import RunConfig, run_episode
+from ghostei.served.network import PhoneNetwork
+from ghostei.served.serve import ServedPhones, case_snapshot_name, wait_for_devices
+from ghostei.served.shell import AndroidShell
+from ghostei.served.vfs import PhoneFS
 from ghostei.sim.phone import SimPhone
 from ghostei.world import WebPage
 
@@ -588,8 +588,8 @@ def test_a_data_capture_episode_is_seen_through_the_phishing_server(
 def test_serve_passes_full_events(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import ghostei.emulator.serve as serve_module
-    from ghostei.emulator.command import device
+    import ghostei.served.serve as serve_module
+    from ghostei.served.command import device
 
     seen: dict[str, Any] = {}
 

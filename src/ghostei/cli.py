@@ -55,7 +55,7 @@ class _LazyGroup(click.Group):
         "cases": "ghostei.cases.command:cases",
         "defences": "ghostei.defences.command:defences",
         "judge": "ghostei.judge.command:judge",
-        "device": "ghostei.emulator.command:device",
+        "device": "ghostei.served.command:device",
         "phish-server": "ghostei.android.command:phish_server",
         "android": "ghostei.android.command:android",
     }

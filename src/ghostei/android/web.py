@@ -17,7 +17,7 @@ snapshot load and restarts Chrome when it changed, and proves the road once per 
 sending Chrome to ``https://ghostei-probe.invalid/…`` and waiting for the server to hear it.
 Until proven (or when a running Chrome in front could not be restarted), pages reached other
 than through the phishing server's own address stay undetermined (:mod:`.observability`).
-The served phone's Chrome reads the same file (:mod:`ghostei.emulator.network`).
+The served phone's Chrome reads the same file (:mod:`ghostei.served.network`).
 """
 
 from __future__ import annotations
