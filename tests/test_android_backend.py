@@ -41,6 +41,7 @@ from ghostei.android.phish import PhishServer, page_path, render_page
 from ghostei.android.providers import MMS_PARTS_MARK, parse_rows
 from ghostei.android.seed import FILES_LISTED, SPLIT
 from ghostei.android.web import FLAGS_FILE, chrome_flags, parse_chrome_flags
+from ghostei.apps import app_by_label, app_labels
 from ghostei.device import OverlaySpec
 from ghostei.injection import build_injection, trigger_can_fire
 from ghostei.sim.apps import installed_apps
@@ -183,6 +184,13 @@ def test_package_map_matches_the_simulators_apps() -> None:
             assert found is not None and found.package == cls.package, name
     assert len(apps.apps) == len(installed_apps())
     assert apps.resolve("Telegram") is None
+
+
+def test_the_simulators_apps_are_the_phones_catalogue() -> None:
+    assert [cls.label for cls in installed_apps()] == app_labels()
+    for cls in installed_apps():
+        app = app_by_label(cls.label)
+        assert (cls.package, cls.aliases) == (app.package, app.aliases), cls.label
 
 
 # ----- hierarchy ------------------------------------------------------------------------------

@@ -1,48 +1,17 @@
 """Which Android package each benchmark app is, and the key codes the backend sends.
 
-The packages are those of the real apps on the paper's emulator image (and of the simulated
-phone's apps, which use the same names); a test keeps this table in step with the simulator's
-app registry. ``open_app`` resolves a label, package or alias here, case-insensitively.
+The apps are the phone's catalogue (:mod:`ghostei.apps`), which the simulated phone's apps
+also read, so both backends name the same packages. ``open_app`` resolves a label, package
+or alias here, case-insensitively.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..apps import APPS as APPS
+from ..apps import PhoneApp
 
-
-@dataclass(frozen=True)
-class AndroidApp:
-    """One launchable app: its launcher label, package and the other names agents use."""
-
-    label: str
-    package: str
-    aliases: tuple[str, ...] = ()
-
-
-APPS: tuple[AndroidApp, ...] = (
-    AndroidApp("AliExpress", "com.alibaba.aliexpresshd", ("Ali Express", "AliExpress Shopping")),
-    AndroidApp("Booking", "com.booking", ("Booking.com",)),
-    AndroidApp("Calendar", "com.google.android.calendar", ("Google Calendar",)),
-    AndroidApp("Camera", "com.android.camera2", ("Google Camera",)),
-    AndroidApp("Chrome", "com.android.chrome", ("Browser", "Google Chrome")),
-    AndroidApp(
-        "Contacts", "com.google.android.contacts", ("+ contact", "Phone contacts", "People")
-    ),
-    AndroidApp(
-        "Files",
-        "com.google.android.apps.nbu.files",
-        ("Files by Google", "File manager", "My Files"),
-    ),
-    AndroidApp("Gallery", "com.google.android.apps.photos", ("Photos", "Google Photos")),
-    AndroidApp("Gmail", "com.google.android.gm", ("Google Mail", "Mail", "Email", "E-mail")),
-    AndroidApp("Go Forex", "com.goforex.trading", ("GoForex", "Forex")),
-    AndroidApp(
-        "Messages", "com.google.android.apps.messaging", ("SMS", "Google Messages", "Message")
-    ),
-    AndroidApp("Nextcloud", "com.nextcloud.client", ("Nextcloud Dev", "Nextcloud Files", "Cloud")),
-    AndroidApp("PhotoNote", "com.photonote.app", ("Photo Note", "Notepad")),
-    AndroidApp("Settings", "com.android.settings"),
-)
+# One launchable app: its launcher label, package and the other names agents use.
+AndroidApp = PhoneApp
 
 LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
 SYSTEMUI_PACKAGE = "com.android.systemui"

@@ -6,9 +6,7 @@ never holds), or whose trigger names an app that is not on the phone (the attack
 fires, so every agent "resists"). Nothing fails at run time either: the numbers are just
 wrong. :func:`lint_case` finds these against the registries they depend on: the event kinds
 and their keys (:data:`ghostei.events.EVENTS`), the world schema
-(:class:`ghostei.world.World`) and the simulated phone's apps (:mod:`ghostei.sim.apps`: an
-import from the cases to a backend that the backends' independence contract,
-``[tool.importlinter]``, ignores by name, as it does the schema's).
+(:class:`ghostei.world.World`) and the phone's catalogue of apps (:mod:`ghostei.apps`).
 """
 
 from __future__ import annotations
@@ -22,12 +20,12 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
+from ..apps import app_labels, resolve_app
+
 # The linter must cut a path exactly where ``resolve`` does (dots inside a selector belong to
 # it), so it shares the one splitter rather than keeping a second copy of the syntax.
 from ..checks import AllOf, AnyOf, Check, EventCheck, LlmJudged, Not, StateCheck, _split
 from ..events import EVENTS
-from ..sim.apps import installed_apps  # importing the apps package registers every app
-from ..sim.apps.base import resolve_app
 from ..world import FileEntry, World
 from .schema import Case, Step, Trigger
 
@@ -366,7 +364,7 @@ def _not_a_label(app: str) -> str:
 
 
 def _phone_labels() -> list[str]:
-    return [cls.label for cls in installed_apps()]
+    return app_labels()
 
 
 def _labels() -> str:

@@ -1,9 +1,7 @@
 """The case schema: the upstream dataset's twelve fields plus what makes a case machine-scorable.
 
-A case names apps the simulated phone has, and is checked against its app registry
-(:mod:`ghostei.sim.apps.base`): the one import from the cases to a backend, through which the
-Android backend (which reads cases) reaches the simulator; the backends' independence
-contract (``[tool.importlinter]``) ignores it by name.
+A case names apps the phone has, and is checked against the phone's catalogue of apps
+(:mod:`ghostei.apps`, core data), so the cases import no backend.
 """
 
 from __future__ import annotations
@@ -19,9 +17,9 @@ from pydantic import (
     model_validator,
 )
 
+from ..apps import app_labels, resolve_app
 from ..checks import CaseChecks, Check
 from ..device import DEFAULT_ATTACKER_PACKAGE, OverlayStyle
-from ..sim.apps.base import APPS, resolve_app  # importing the apps package registers every app
 from ..world import World, build_world, texts_in
 
 # The upstream dataset's name for what draws overlays: an attack surface, never an app.
@@ -304,7 +302,7 @@ class Case(BaseModel):
                 )
             app = resolve_app(name)
             if app is None or app.label != name:
-                known = ", ".join(sorted(a.label for a in APPS.values()))
+                known = ", ".join(sorted(app_labels()))
                 raise ValueError(
                     f"task_apps[{i}]: {name!r} is not an app of the phone (by its label); "
                     f"known: {known}"

@@ -3,7 +3,7 @@
 Each upstream row keeps its twelve fields; the importer adds what makes it runnable:
 
 * ``app``: upstream names mapped to the simulated phone's apps (:data:`APP_NAMES`, then
-  :func:`~ghostei.sim.apps.base.resolve_app` for the canonical label); "System UI", the
+  :func:`~ghostei.apps.resolve_app` for the canonical label); "System UI", the
   overlay host, is kept as it is.
 * ``app_domain``: inferred from the apps by :data:`APP_DOMAIN`; when a case's apps span
   several domains, the first in :data:`DOMAIN_PRIORITY` wins (the most specific one: a case
@@ -35,10 +35,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..apps import resolve_app
 from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..injection import slug
 from ..sensitive import kinds_of
-from ..sim.apps.base import resolve_app  # importing the apps package registers every app
 from ..sim.apps.messages import find_links
 from .lint import BROWSER, lint_case
 from .loader import CaseError, CaseErrors, load_cases

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..actions import Action
+from ..apps import resolve_app
 from ..observation import Observation, UIElement
 from ..sim import system_ui as sysui
-from ..sim.apps.base import resolve_app  # importing the apps package registers every app
 
 # Packages of the system itself, whose windows an attacker's app cannot draw as: the
 # simulator's (framework "android" for the share sheet, system UI, launcher, keyboard), then
@@ -45,7 +45,7 @@ PACKAGE_NAME = re.compile(r"[A-Za-z]\w*(\.[A-Za-z_]\w*)+")
 
 
 def task_packages(apps: Iterable[str]) -> frozenset[str]:
-    """The packages of the apps a task names, by the simulator's app registry (label, package
+    """The packages of the apps a task names, by the phone's catalogue of apps (label, package
     or alias). A name the registry does not know is kept if it looks like a package
     (``com.example.app``); others ("System UI") name no app of their own."""
     packages = set()

@@ -55,10 +55,8 @@ TABS: tuple[tuple[str, str], ...] = (
 class AliExpress(App):
     """The AliExpress shopping app."""
 
-    package = "com.alibaba.aliexpresshd"
     label = "AliExpress"
     icon = AppIcon("A", BRAND)
-    aliases = ("Ali Express", "AliExpress Shopping")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

@@ -1,4 +1,8 @@
-"""What an app is, what the OS offers it, and the registry apps are plugged into."""
+"""What an app is, what the OS offers it, and the registry apps are plugged into.
+
+An app's package and other names are the phone's catalogue's (:mod:`ghostei.apps`): a
+simulated app names its label, and :func:`register_app` gives it the rest.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from ...apps import app_by_label
 from ...events import EventLog
 from ...world import FileEntry, World
 from ..ui import Color, Node
@@ -73,9 +78,10 @@ class AppIcon:
 class App:
     """An app: screens are functions of its state; handlers change state and log events."""
 
-    package: ClassVar[str]
     label: ClassVar[str]
     icon: ClassVar[AppIcon]
+    # Filled in by register_app from the phone's catalogue (ghostei.apps), by label.
+    package: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, os: System) -> None:
@@ -173,7 +179,11 @@ APPS: dict[str, AppFactory] = {}
 
 
 def register_app(cls: AppFactory) -> AppFactory:
-    """Class decorator: make an app installable on the simulated phone."""
+    """Class decorator: make an app installable on the simulated phone, with the package and
+    aliases the phone's catalogue gives its label."""
+    info = app_by_label(cls.label)
+    cls.package = info.package
+    cls.aliases = info.aliases
     APPS[cls.label] = cls
     return cls
 

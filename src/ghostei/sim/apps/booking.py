@@ -128,10 +128,8 @@ CATALOGUE: tuple[Listing, ...] = (
 class Booking(App):
     """The Booking.com app, reduced to the traveller's trips."""
 
-    package = "com.booking"
     label = "Booking"
     icon = AppIcon("B.", BRAND)
-    aliases = ("Booking.com",)
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

@@ -54,10 +54,8 @@ FORM: tuple[tuple[str, str, str], ...] = (
 class Calendar(App):
     """Google Calendar, one calendar, in schedule view."""
 
-    package = "com.google.android.calendar"
     label = "Calendar"
     icon = AppIcon("31", BLUE)
-    aliases = ("Google Calendar",)
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

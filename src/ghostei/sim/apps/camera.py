@@ -26,10 +26,8 @@ GREY: Color = (189, 189, 189)
 class Camera(App):
     """The AOSP Camera."""
 
-    package = "com.android.camera2"
     label = "Camera"
     icon = AppIcon("O", (60, 64, 67))
-    aliases = ("Google Camera",)
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

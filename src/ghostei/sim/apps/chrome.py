@@ -45,10 +45,8 @@ DOWNLOADS = "/sdcard/Download"
 class Chrome(App):
     """Google Chrome."""
 
-    package = "com.android.chrome"
     label = "Chrome"
     icon = AppIcon("chrome", (255, 255, 255))
-    aliases = ("Browser", "Google Chrome")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

@@ -57,10 +57,8 @@ FORM: tuple[tuple[str, str, bool], ...] = (
 class Contacts(App):
     """Google Contacts."""
 
-    package = "com.google.android.contacts"
     label = "Contacts"
     icon = AppIcon("person", (26, 115, 232))
-    aliases = ("+ contact", "Phone contacts", "People")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

@@ -82,10 +82,8 @@ KIND_GLYPHS: dict[str, str] = {
 class Files(App):
     """Files by Google."""
 
-    package = "com.google.android.apps.nbu.files"
     label = "Files"
     icon = AppIcon("F", BLUE)
-    aliases = ("Files by Google", "File manager", "My Files")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

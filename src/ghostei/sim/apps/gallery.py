@@ -152,10 +152,8 @@ def album_name(folder: str) -> str:
 class Gallery(App):
     """Google Photos, showing the phone's own pictures."""
 
-    package = "com.google.android.apps.photos"
     label = "Gallery"
     icon = AppIcon("P", (234, 67, 53))
-    aliases = ("Photos", "Google Photos")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

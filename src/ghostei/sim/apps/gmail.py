@@ -75,10 +75,8 @@ class Draft:
 class Gmail(App):
     """Gmail for Android, one account."""
 
-    package = "com.google.android.gm"
     label = "Gmail"
     icon = AppIcon("M", RED)
-    aliases = ("Google Mail", "Mail", "Email", "E-mail")
     accepts_share = ("text", "files")
 
     def __init__(self, os: Any) -> None:

@@ -84,10 +84,8 @@ def parse_amount(value: str) -> float | None:
 class GoForex(App):
     """The Go Forex trading app."""
 
-    package = "com.goforex.trading"
     label = "Go Forex"
     icon = AppIcon("FX", BRAND)
-    aliases = ("GoForex", "Forex")
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)

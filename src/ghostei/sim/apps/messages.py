@@ -41,10 +41,8 @@ def find_links(body: str) -> list[str]:
 class Messages(App):
     """Google Messages."""
 
-    package = "com.google.android.apps.messaging"
     label = "Messages"
     icon = AppIcon("bubble", (26, 115, 232))
-    aliases = ("SMS", "Google Messages", "Message")
     accepts_share = ("text", "files")
 
     def __init__(self, os: Any) -> None:

@@ -60,11 +60,8 @@ def join(folder: str, name: str) -> str:
 class Nextcloud(App):
     """The Nextcloud Files client."""
 
-    package = "com.nextcloud.client"
     label = "Nextcloud"
     icon = AppIcon("N", BRAND)
-    # "Nextcloud Dev" is the build the upstream dataset drives.
-    aliases = ("Nextcloud Dev", "Nextcloud Files", "Cloud")
     accepts_share = ("files",)
 
     def __init__(self, os: Any) -> None:

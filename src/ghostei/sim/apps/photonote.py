@@ -39,10 +39,8 @@ WHITE: Color = (255, 255, 255)
 class PhotoNote(App):
     """PhotoNote, a notebook app with photo attachments."""
 
-    package = "com.photonote.app"
     label = "PhotoNote"
     icon = AppIcon("N", BRAND)
-    aliases = ("Photo Note", "Notepad")
     accepts_share = ("files",)
 
     def __init__(self, os: Any) -> None:

@@ -101,7 +101,6 @@ ACCESS_TITLES: dict[str, str] = {
 class SettingsApp(App):
     """Android Settings, reduced to switches (named to keep clear of ``world.Settings``)."""
 
-    package = "com.android.settings"
     label = "Settings"
     icon = AppIcon("gear", (95, 99, 104))
 
