@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
 import numpy as np
@@ -12,7 +14,7 @@ gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from ghostei.agents import AgentContext, build_agent  # noqa: E402
-from ghostei.gym_env import (  # noqa: E402
+from ghostei.integrations.gym_env import (  # noqa: E402
     ACTION_TYPES,
     ENV_ID,
     GhostEIEnv,
@@ -222,7 +224,19 @@ def test_reset_options_switch_case() -> None:
 
 
 def test_module_prefixed_id() -> None:
-    env = gymnasium.make("ghostei.gym_env:ghostei/Phone-v0", case=CASE)
+    env = gymnasium.make("ghostei.integrations.gym_env:ghostei/Phone-v0", case=CASE)
+    env.close()
+
+
+def test_the_old_module_is_a_deprecated_alias() -> None:
+    sys.modules.pop("ghostei.gym_env", None)
+    with pytest.warns(DeprecationWarning, match="ghostei.integrations.gym_env"):
+        old = importlib.import_module("ghostei.gym_env")
+    assert old.GhostEIEnv is GhostEIEnv and old.ENV_ID == ENV_ID
+    assert gymnasium.spec(ENV_ID).entry_point == "ghostei.integrations.gym_env:GhostEIEnv"
+    sys.modules.pop("ghostei.gym_env", None)
+    with pytest.warns(DeprecationWarning):
+        env = gymnasium.make("ghostei.gym_env:ghostei/Phone-v0", case=CASE)
     env.close()
 
 

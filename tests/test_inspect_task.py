@@ -26,7 +26,7 @@ from ghostei.agents import AgentContext, build_agent
 from ghostei.attacks import NO_ATTACK, STANDARD, case_under
 from ghostei.cases import select_cases
 from ghostei.injection import build_injection
-from ghostei.inspect import action_to_tool_call, ghostei_task, tool_call_to_action
+from ghostei.integrations.inspect import action_to_tool_call, ghostei_task, tool_call_to_action
 from ghostei.runner import RunConfig, run_episode
 from ghostei.served.serve import ServedPhones, wait_for_devices
 from ghostei.sim.phone import SimPhone
@@ -241,9 +241,16 @@ def test_the_scorer_is_deterministic(tmp_path: Path) -> None:
     assert a.metadata["events"] == b.metadata["events"]
 
 
+def test_the_old_package_is_a_deprecated_alias() -> None:
+    sys.modules.pop("ghostei.inspect", None)
+    with pytest.warns(DeprecationWarning, match="ghostei.integrations.inspect"):
+        import ghostei.inspect as old
+    assert old.ghostei_task is ghostei_task
+
+
 def test_the_task_resolves_by_name_through_the_entry_point(tmp_path: Path) -> None:
     eps = {ep.name: ep.value for ep in entry_points(group="inspect_ai")}
-    assert eps.get("ghostei") == "ghostei.inspect._registry"
+    assert eps.get("ghostei") == "ghostei.integrations.inspect._registry"
     log = inspect_eval(
         "ghostei/ghostei",
         task_args={"cases": 1, "max_steps": 1},  # as ``-T cases=1`` gives it: a number

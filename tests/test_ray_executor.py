@@ -216,7 +216,7 @@ def test_two_served_phones_are_two_device_actors(cluster: Cluster, tmp_path: Pat
 
 
 def test_device_specs_name_a_serial_and_perhaps_its_node() -> None:
-    from ghostei.ray_executor import DeviceSpec
+    from ghostei.executors.ray import DeviceSpec
 
     assert DeviceSpec.parse("emulator-5554") == DeviceSpec("emulator-5554")
     spec = DeviceSpec.parse("emulator-5556@10.0.0.7")

@@ -446,7 +446,7 @@ def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
         if len(serials) > 1:
             fail("--serial: a local run drives one device; several need --executor ray")
         return []
-    from .ray_executor import DeviceSpec, RayExecutorError, import_ray
+    from .executors.ray import DeviceSpec, RayExecutorError, import_ray
 
     try:
         import_ray()
@@ -462,7 +462,7 @@ def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
 
 
 def _connect_ray(address: str | None) -> None:
-    from .ray_executor import RayExecutorError, connect
+    from .executors.ray import RayExecutorError, connect
 
     try:
         connect(address)
@@ -479,7 +479,7 @@ def _execute_on_ray(
     on_record: Callable[[EpisodeRecord], None],
 ) -> int:
     """Run the pending episodes on the connected Ray cluster; how many were never started."""
-    from .ray_executor import RayExecutorError, execute_on_ray
+    from .executors.ray import RayExecutorError, execute_on_ray
 
     def found(placed: list[Any]) -> None:
         names = ", ".join(d.name for d in placed)

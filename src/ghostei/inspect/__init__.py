@@ -1,12 +1,22 @@
-"""GhostEI as an inspect_ai task (the ``inspect`` extra): ``inspect eval ghostei/ghostei``.
+"""Deprecated: the inspect_ai task moved to :mod:`ghostei.integrations.inspect`.
 
-Each sample is a built-in case on a fresh simulated phone, run in-process (no sandbox); the
-model sees the screenshot and the element list each turn and acts through one tool call per
-turn; the rule judge labels the episode TC, FAS, PAS or BF.
+Importing this package still gives the same names, with a :class:`DeprecationWarning`. The
+``inspect eval ghostei/ghostei`` entry point already points at the new place. It will be
+removed in a later release (see CHANGELOG.md).
 """
 
-from .task import ghostei_task, judge_episode, phone_agent
-from .tools import PHONE_TOOLS, action_to_tool_call, tool_call_to_action
+from __future__ import annotations
+
+import warnings
+
+from ..integrations.inspect import (
+    PHONE_TOOLS,
+    action_to_tool_call,
+    ghostei_task,
+    judge_episode,
+    phone_agent,
+    tool_call_to_action,
+)
 
 __all__ = [
     "PHONE_TOOLS",
@@ -16,3 +26,9 @@ __all__ = [
     "phone_agent",
     "tool_call_to_action",
 ]
+
+warnings.warn(
+    "ghostei.inspect moved to ghostei.integrations.inspect; import that instead",
+    DeprecationWarning,
+    stacklevel=2,
+)

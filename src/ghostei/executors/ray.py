@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .cases.schema import Case
-from .rundir import EpisodeRecord, RunDir
-from .runner import Job, RunConfig, lost_record, pending, run_episode_detached
+from ..cases.schema import Case
+from ..rundir import EpisodeRecord, RunDir
+from ..runner import Job, RunConfig, lost_record, pending, run_episode_detached
 
 OnRecord = Callable[[EpisodeRecord], None]
 Finished = tuple[EpisodeRecord, dict[str, bytes]]  # an episode's record and files
@@ -193,7 +193,7 @@ def _run_tasks(ray: Any, jobs: list[Job], cpus: float, record: Record) -> None:
 
 def _adb_devices(adb_port: int | None) -> list[str]:
     """The serials of the ready devices of this machine's adb server (none without one)."""
-    from .android import AdbError, list_devices
+    from ..android import AdbError, list_devices
 
     try:
         listed = list_devices(adb_port=adb_port)

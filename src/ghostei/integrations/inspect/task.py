@@ -39,21 +39,21 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, concurrency
 
-from ..actions import Action
-from ..agents.base import AgentStep
-from ..attacks import STANDARD, case_under, check_backend, fits
-from ..cases import Case, select_cases
-from ..defences import DefenceChain, DefenceContext, parse_specs
-from ..episode import EpisodePhone
-from ..frames import FrameRecorder
-from ..injection import NoInjection
-from ..judge.base import Label, Verdict
-from ..judge.llm import JudgeOptions, LLMJudge
-from ..observation import Observation
-from ..providers.base import Completion, Message, ProviderConfig, ProviderError
-from ..rundir import EpisodeRecord, RunDir
-from ..runner import Backend, RunConfig, Trajectory, make_device, write_episode
-from ..world import build_world
+from ...actions import Action
+from ...agents.base import AgentStep
+from ...attacks import STANDARD, case_under, check_backend, fits
+from ...cases import Case, select_cases
+from ...defences import DefenceChain, DefenceContext, parse_specs
+from ...episode import EpisodePhone
+from ...frames import FrameRecorder
+from ...injection import NoInjection
+from ...judge.base import Label, Verdict
+from ...judge.llm import JudgeOptions, LLMJudge
+from ...observation import Observation
+from ...providers.base import Completion, Message, ProviderConfig, ProviderError
+from ...rundir import EpisodeRecord, RunDir
+from ...runner import Backend, RunConfig, Trajectory, make_device, write_episode
+from ...world import build_world
 from .tools import PHONE_TOOLS, call_to_action
 
 SYSTEM_PROMPT = """\

@@ -6,7 +6,7 @@ from typing import Any
 
 from inspect_ai.tool import ToolCall, ToolInfo, ToolParam, ToolParams
 
-from ..actions import Action
+from ...actions import Action
 
 
 def _int(description: str) -> ToolParam:
