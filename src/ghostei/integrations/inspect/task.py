@@ -54,6 +54,7 @@ from ...providers.base import Completion, Message, ProviderConfig, ProviderError
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import Backend, RunConfig, Trajectory, make_device, write_episode
 from ...world import build_world
+from ..tools import element_list
 from .tools import PHONE_TOOLS, call_to_action
 
 SYSTEM_PROMPT = """\
@@ -114,28 +115,7 @@ def _sample(case: Case, attack: str) -> Sample:
 
 def describe(obs: Observation) -> str:
     """The element list the model reads beside the screenshot."""
-    lines = [f"Foreground app: {obs.foreground_package}; screen {obs.width}x{obs.height}."]
-    if obs.keyboard_shown:
-        lines.append("The keyboard is shown.")
-    lines.append("Elements:")
-    for e in obs.for_model:  # as observation defences marked them
-        flags = [
-            name
-            for name, on in (
-                ("clickable", e.clickable),
-                ("long-clickable", e.long_clickable),
-                ("editable", e.editable),
-                ("scrollable", e.scrollable),
-                ("checked", e.checked),
-                ("focused", e.focused),
-                ("disabled", not e.enabled),
-            )
-            if on
-        ]
-        kind = e.class_name.rsplit(".", 1)[-1]
-        extra = f" ({', '.join(flags)})" if flags else ""
-        lines.append(f'[{e.index}] {kind} "{e.label}" at {e.center}{extra}')
-    return "\n".join(lines)
+    return element_list(obs)
 
 
 def observation_content(obs: Observation, text: str = "") -> list[Content]:
