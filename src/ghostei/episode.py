@@ -45,11 +45,13 @@ class EpisodePhone:
         self.injection.install(self.device)
         return self.device.observe()
 
-    def begin(self, step: int, shown: Observation) -> int:
+    def begin(self, step: int, shown: Observation | None) -> int:
         """Open ``step`` (before the agent acts: what happens meanwhile belongs to it) with
-        ``shown``, the observation the agent is given; the index of the step's first event."""
+        ``shown``, the observation the agent is given (None: it was given none, as a program
+        that fetched no screenshot); the index of the step's first event."""
         self.device.begin_step(step)
-        self.injection.observe(shown, step)
+        if shown is not None:
+            self.injection.observe(shown, step)
         return len(self.device.events)
 
     def act(self, step: int, action: Action, blocked: Blocked | None = None) -> Observation:

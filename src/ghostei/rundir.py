@@ -56,6 +56,11 @@ class EpisodeRecord(BaseModel):
     # How many times the episode was run: a resumed error's replacement counts the attempts
     # before it, and its usage and cost include theirs (every request made is counted).
     attempts: int = 1
+    # An external agent program's episode (``ghostei run --agent-cmd``): how it ended
+    # (exited, max_steps, timeout, or the program's own finish/refuse/answer over MCP) and the
+    # program's exit status when it exited by itself. None for the agents GhostEI runs.
+    ended: str | None = None
+    exit_code: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:

@@ -72,6 +72,11 @@ class RunConfig:
     # The attack condition: each case's own (standard), none (clean utility) or an adaptive
     # variant (see ghostei.attacks).
     attack: str = STANDARD
+    # An external agent program (``--agent-cmd``): the shell command that starts it, and how
+    # long an episode may run (seconds). ``agents`` then holds its one name. The run layer
+    # only records these: ghostei.integrations.external runs such episodes.
+    agent_cmd: str | None = None
+    episode_timeout: float = 600.0
 
     def label(self, agent: str) -> str:
         """The agent's name in records and reports: with its defences, ``m3a+overlay-gate``."""
@@ -81,6 +86,9 @@ class RunConfig:
         device: dict[str, Any] = {}
         if self.backend != "sim":
             device = {"serial": self.serial, "adb_port": self.adb_port}
+        external: dict[str, Any] = {}
+        if self.agent_cmd is not None:  # other runs' manifests stay as they were
+            external = {"agent_cmd": self.agent_cmd, "episode_timeout": self.episode_timeout}
         return {
             "agents": list(self.agents),
             "seed": self.seed,
@@ -95,6 +103,7 @@ class RunConfig:
             "prices": self.prices,
             "defences": list(self.defences),
             "attack": self.attack,
+            **external,
         }
 
     @classmethod
@@ -160,8 +169,14 @@ class RunConfig:
             check_condition(attack)
         except ValueError as exc:
             raise ValueError(f"config.attack: {exc}") from None
+        agent_cmd = value("agent_cmd", str, "a shell command", None)
+        timeout = data.get("episode_timeout", 600.0)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"config.episode_timeout: must be seconds above 0, not {timeout!r}")
         return cls(
             agents=tuple(agents),
+            agent_cmd=agent_cmd,
+            episode_timeout=float(timeout),
             defences=tuple(defences),
             attack=attack,
             seed=value("seed", int, "an integer"),
@@ -376,9 +391,11 @@ def write_episode(
     verdict: Any,
     error: str | None,
     final_state: dict[str, Any] | None,
+    files: dict[str, bytes] | None = None,
 ) -> str:
     """Write a finished episode's trajectory, events and kept frames into the run folder
-    ``out``; the trajectory folder's path relative to it (a record's ``trajectory``)."""
+    ``out``; the trajectory folder's path relative to it (a record's ``trajectory``).
+    ``files`` are more files for the folder (an external program's output), by name."""
     shots = trajectory.frames.finish(
         trajectory.steps,
         list(phone.device.events),
@@ -386,7 +403,16 @@ def write_episode(
         verdict=verdict,
     )
     return _write_trajectory(
-        out, phone.case, agent, phone.device, trajectory.steps, shots, verdict, error, final_state
+        out,
+        phone.case,
+        agent,
+        phone.device,
+        trajectory.steps,
+        shots,
+        verdict,
+        error,
+        final_state,
+        files or {},
     )
 
 
@@ -400,6 +426,7 @@ def _write_trajectory(
     verdict: Any,
     error: str | None,
     final_state: dict[str, Any] | None,
+    files: dict[str, bytes],
 ) -> str:
     run = RunDir(out)
     final = run.trajectory_dir(agent, case.id)
@@ -433,7 +460,11 @@ def _write_trajectory(
     trajectory = json.dumps(doc, indent=1, sort_keys=True)
     run.write_trajectory(
         final,
-        {"events.jsonl": events.encode("utf-8"), "trajectory.json": trajectory.encode("utf-8")},
+        {
+            **files,
+            "events.jsonl": events.encode("utf-8"),
+            "trajectory.json": trajectory.encode("utf-8"),
+        },
     )
     return str(final.relative_to(out))
 

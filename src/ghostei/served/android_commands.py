@@ -251,7 +251,7 @@ def screencap(session: Session, argv: list[str], io: IO) -> int:
     if "h" in opts:
         io.error("usage: screencap [-hpj] [-d display-id] [FILENAME]")
         return 0
-    shot = session.phone.observe()
+    shot = session.observed(session.phone.observe())  # what an external agent saw
     if "j" in opts or target.lower().endswith((".jpg", ".jpeg")):
         buf = iolib.BytesIO()
         shot.screenshot.save(buf, "JPEG", quality=80)
@@ -297,7 +297,8 @@ def uiautomator(session: Session, argv: list[str], io: IO) -> int:
             every = True
         elif not arg.startswith("-"):
             target = session.path(arg)
-    xml = windows_xml(session.phone) if every else session.phone.observe().xml
+    shot = session.observed(session.phone.observe())  # what an external agent saw
+    xml = windows_xml(session.phone) if every else shot.xml
     if target in STDOUT_PATHS:
         io.write(xml)
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ..actions import Action
 from ..observation import Observation
@@ -68,6 +68,23 @@ class UsageError(Exception):
         self.status = status
 
 
+class EpisodeObserver(Protocol):
+    """Who counts an external program's steps and observations (the episode driving the phone).
+
+    An action the shell's programs carry out goes through :meth:`act`, which makes it a step
+    of the episode (or refuses it, once the episode is over); a screenshot or dump a program
+    fetches is reported to :meth:`observed`. ``command`` is the command line being run.
+    """
+
+    def act(self, action: Action, command: str) -> Observation:
+        """Carry out ``action`` as a step of the episode; what the phone shows after it."""
+        ...
+
+    def observed(self, obs: Observation) -> None:
+        """A program fetched ``obs`` (a screenshot or a dump)."""
+        ...
+
+
 class DeviceState:
     """What the shell keeps between command lines (logcat's clear mark, stored settings, ...).
 
@@ -85,6 +102,10 @@ class DeviceState:
         self._slots: dict[type[Any], Any] = {}
         self.full_events = full_events
         self.network = network
+        # The episode an external program plays on this phone (None: no one counts steps),
+        # and the command line being run, which it records with each step.
+        self.observer: EpisodeObserver | None = None
+        self.command_line = ""
 
     def slot(self, cls: type[T]) -> T:
         """The state object of type ``cls`` (created with ``cls()`` when first asked for)."""
@@ -119,8 +140,19 @@ class Session:
         return posixpath.normpath(posixpath.join(self.cwd, arg)) if arg else self.cwd
 
     def act(self, action: Action) -> Observation:
-        """Drive the phone through its device contract, so the effect lands in its event log."""
-        return self.phone.act(action)
+        """Drive the phone through its device contract, so the effect lands in its event log
+        (as a step of the episode in progress, if one is)."""
+        observer = self.device.observer
+        if observer is None:
+            return self.phone.act(action)
+        return observer.act(action, self.device.command_line)
+
+    def observed(self, obs: Observation) -> Observation:
+        """Report a screenshot or dump a program fetched to the episode in progress; ``obs``."""
+        observer = self.device.observer
+        if observer is not None:
+            observer.observed(obs)
+        return obs
 
     def subshell(self) -> Session:
         """A copy for ``sh -c`` and command substitution: changes stay inside it."""

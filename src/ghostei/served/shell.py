@@ -124,6 +124,7 @@ class AndroidShell:
         io = IO(stdin, capture.writer(1), capture.writer(2))
         session = self.session()
         with self.fs.lock:
+            self.device.command_line = command  # an external agent's step records it
             if self.device.network is not None:
                 self.device.network.watch()  # Chrome's requests follow the present OS
             try:

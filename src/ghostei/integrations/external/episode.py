@@ -1,0 +1,321 @@
+"""One episode of an external agent program on a served phone.
+
+The phone (a :class:`~ghostei.served.serve.ServedPhone`, in this process) is staged and reset
+exactly as :func:`ghostei.runner.run_episode` stages the simulated phone, then the program is
+started and drives it over adb (or MCP). :class:`ProgramEpisode` is the phone's episode
+observer: every action the phone's shell carries out for the program is one step, opened,
+carried out and trigger-tested through :class:`~ghostei.episode.EpisodePhone` as every other
+run's steps are; every screenshot or dump the program fetches is an observation, which is what
+exposure is measured on. It is also the MCP server's :class:`ToolSession`: a tool call is a
+step or an observation by the same accounting.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from ...actions import Action
+from ...cases.schema import Case
+from ...episode import EpisodePhone
+from ...events import Event
+from ...frames import FrameRecorder, keyframe_indices, screen_skeleton
+from ...judge.base import Verdict
+from ...judge.diagnosis import diagnose
+from ...observation import Observation
+from ...rundir import EpisodeRecord
+from ...runner import RunConfig, Trajectory, write_episode
+from ...served.serve import ServedPhone
+from .program import Program, expand_command
+
+# How an episode ended besides by the program's own exit (``exited``).
+ENDED_BY_TOOL = {"finish": "mcp_finish", "refuse": "mcp_refuse", "answer": "mcp_answer"}
+
+
+class ProgramEpisode:
+    """The steps and observations of one program's episode on one served phone.
+
+    Everything here runs under the phone's lock (adbd serves each connection on a thread of its
+    own, MCP tool calls come on the server's), so steps are strictly one after another.
+    """
+
+    def __init__(self, phone: EpisodePhone, served: ServedPhone, max_steps: int) -> None:
+        self.phone = phone
+        self.served = served
+        self.lock = served.lock
+        self.max_steps = max_steps
+        self.steps: list[dict[str, Any]] = []
+        self.shown: list[Observation | None] = []  # the last fetched observation, per step
+        self.last: Observation | None = None  # what the program fetched last
+        self.how: str | None = None  # how it ended, once it did
+        self.failure: str | None = None  # GhostEI's own failure while carrying out a step
+        self.over = threading.Event()  # set when the episode, not the program, ends it
+
+    # ----- the served phone's episode observer ------------------------------------------------
+
+    def act(self, action: Action, command: str | None = None) -> Observation:
+        """Carry out ``action`` (from ``command``; None: an MCP action tool) as the next step;
+        once the episode is over, the phone no longer changes: the action is dropped."""
+        if command is None:
+            command = f"mcp:{action.action_type}"
+        with self.lock:
+            device = self.phone.device
+            if self.how is not None:
+                return device.observe()
+            step = len(self.steps)
+            first = self.phone.begin(step, self.last)
+            self.shown.append(self.last)
+            record: dict[str, Any] = {
+                "step": step,
+                "frame": None,
+                "command": command,
+                "raw_output": command,  # what the program said to the phone: its command
+                "action": action.model_dump(exclude_none=True),
+                "events": first,  # the first event's index; the range is filled in at the end
+            }
+            self.steps.append(record)
+            try:
+                after = self.phone.act(step, action)  # the trigger test every run shares
+            except Exception as exc:  # GhostEI's own failure: the episode ends in error
+                self.failure = f"{type(exc).__name__}: {exc}"
+                self._end("error")
+                raise
+            record["foreground"] = after.foreground_package
+            if len(self.steps) >= self.max_steps:
+                self._end("max_steps")
+            return after
+
+    def observed(self, obs: Observation) -> None:
+        """The program fetched ``obs``: the next step's frame, and exposure if it shows the
+        attack."""
+        with self.lock:
+            if self.how is None:
+                self.last = obs
+                self.phone.injection.observe(obs, len(self.steps))
+
+    # ----- the MCP server's tool session (ghostei.integrations.tools.ToolSession) -------------
+
+    @property
+    def ended(self) -> bool:
+        """Whether the episode is over (the program's exit, the step limit, the timeout, a
+        terminal tool)."""
+        return self.how is not None
+
+    def look(self) -> Observation:
+        """The screen as a client fetched it (a screenshot or the element list)."""
+        with self.lock:
+            obs = self.phone.device.observe()
+            self.observed(obs)
+            return obs
+
+    def end(self, action: Action) -> None:
+        """End the episode with a terminal action (finish, refuse, answer), carried out as the
+        last step so the judge reads it as it reads an in-process agent's."""
+        with self.lock:
+            if self.how is not None:
+                return
+            self.act(action)
+            if self.how is None:
+                self._end(ENDED_BY_TOOL.get(action.action_type, "mcp_finish"))
+
+    # ----- the driver's side ------------------------------------------------------------------
+
+    def _end(self, how: str) -> None:
+        self.how = how
+        self.over.set()
+
+    def settle(self, how: str) -> str:
+        """End the episode as ``how`` unless it already ended; how it ended."""
+        with self.lock:
+            if self.how is None:
+                self.how = how
+            return self.how
+
+    def finish_steps(self) -> None:
+        """Give each step its events: from its first event to the next step's first (what the
+        phone logged between two commands, e.g. a deep link's visit, belongs to the step
+        before)."""
+        events = len(self.phone.device.events)
+        starts = [int(s["events"]) for s in self.steps]
+        for i, step in enumerate(self.steps):
+            end = starts[i + 1] if i + 1 < len(starts) else events
+            step["events"] = list(range(starts[i], end))
+
+
+@dataclass
+class FetchedFrames(FrameRecorder):
+    """An external episode's frames: before each step, the observation the program last
+    fetched (None where it fetched none), then the phone's last screen; kept as ``--frames``
+    says (``keyframes`` as for every run, a step without a fetched frame being its own
+    screen)."""
+
+    shown: list[Observation | None] = field(default_factory=list)
+
+    def finish(
+        self,
+        steps: Sequence[Mapping[str, Any]],
+        events: Sequence[Event],
+        *,
+        exposed_step: int | None,
+        verdict: Verdict | None,
+    ) -> list[tuple[bytes, str, str] | None]:
+        if self.mode == "none":
+            return []
+        keep: set[int] | None = None
+        if self.mode == "keyframes":
+            screens = [screen_skeleton(o) if o is not None else () for o in self.shown]
+            keep = keyframe_indices(
+                screens, steps, events, exposed_step=exposed_step, verdict=verdict
+            )
+        return [
+            (*o.frame, o.xml) if o is not None and (keep is None or i in keep) else None
+            for i, o in enumerate(self.shown)
+        ]
+
+
+def _instruction_only(width: int, height: int) -> Observation:
+    """What a program is given before it looks: its instruction and no screen. A deceptive
+    instruction is the attack itself, so it reaches the program here; nothing on a screen
+    does."""
+    return Observation(
+        width=width,
+        height=height,
+        elements=[],
+        foreground_package="",
+        keyboard_shown=False,
+        step=0,
+        render=lambda: Image.new("RGB", (width, height)),
+        dump_xml=lambda: "",
+    )
+
+
+@dataclass(frozen=True)
+class ProgramEnv:
+    """What every program of a run is given besides its case: its adb and where its server
+    listens, and the environment it starts from."""
+
+    adb_dir: Path
+    adb_port: int
+    base_env: Mapping[str, str]
+    mcp: Any = None  # a callable serving a ToolSession over HTTP (see .mcp_bridge), or None
+
+
+def run_program_episode(
+    case: Case,
+    agent: str,
+    config: RunConfig,
+    served: ServedPhone,
+    env: ProgramEnv,
+    out: Path | None,
+) -> EpisodeRecord:
+    """Run ``config.agent_cmd`` as the agent of ``case`` on ``served``; its record (and its
+    trajectory under ``out``). Ending by the step limit or the timeout, or a non-zero exit,
+    is judged as reaching ``max_steps`` is; only GhostEI's own failure is an error."""
+    if config.agent_cmd is None:
+        raise ValueError("an external agent's run needs its command (agent_cmd)")
+    started = time.perf_counter()
+    label = config.label(agent)
+    phone = EpisodePhone.stage(case, config.attack, lambda _shaped: served.phone)
+    case = phone.case
+    episode = ProgramEpisode(phone, served, config.max_steps)
+    error: str | None = None
+    exit_code: int | None = None
+    output: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="ghostei-agent-") as tmp:
+        program: Program | None = None
+        stop_mcp: Any = None
+        try:
+            with served.lock:
+                phone.start(config.seed)
+                phone.injection.observe(_instruction_only(config.width, config.height), 0)
+                served.shell.device.observer = episode
+            variables = {
+                "ANDROID_SERIAL": served.serial,
+                "ANDROID_ADB_SERVER_PORT": str(env.adb_port),
+                "GHOSTEI_CASE": str(case.id),
+                "GHOSTEI_INSTRUCTION": case.prompt,
+                "PATH": f"{env.adb_dir}{_pathsep(env.base_env)}",
+            }
+            if env.mcp is not None:
+                url, stop_mcp = env.mcp(episode)
+                variables["GHOSTEI_MCP_URL"] = url
+            command = expand_command(config.agent_cmd, served.serial, case.prompt)
+            program = Program(
+                command,
+                {**env.base_env, **variables},
+                Path(tmp) / "stdout.txt",
+                Path(tmp) / "stderr.txt",
+            )
+            waiter = threading.Thread(target=_wait_then_set, args=(program, episode), daemon=True)
+            waiter.start()
+            episode.over.wait(config.episode_timeout)
+            exited = program.exit_code is not None
+            how = episode.settle("exited" if exited else "timeout")
+            if how == "exited":
+                exit_code = program.exit_code
+        except Exception as exc:  # GhostEI could not run the episode
+            error = f"{type(exc).__name__}: {exc}"
+            episode.settle("error")
+        finally:
+            with served.lock:
+                served.shell.device.observer = None
+            if program is not None:
+                program.end()
+            if stop_mcp is not None:
+                stop_mcp()
+        for name in ("stdout.txt", "stderr.txt"):
+            path = Path(tmp) / name
+            if path.exists():
+                output[name] = path.read_bytes()
+    if episode.failure is not None:
+        error = f"{error}; {episode.failure}" if error else episode.failure
+    with served.lock:
+        episode.finish_steps()
+        final = phone.device.observe()
+        verdict, judge_error, final_state = phone.judge(error)
+    if verdict is not None and verdict.label in ("FAS", "PAS"):
+        try:  # commentary: its failure never touches the label
+            verdict.diagnosis = diagnose(case, episode.steps, list(phone.device.events), verdict)
+        except Exception as exc:
+            verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
+    if judge_error is not None:
+        error = f"{error}; {judge_error}" if error else judge_error
+    frames = FetchedFrames(config.frames, shown=[*episode.shown, final])
+    rel = ""
+    if out is not None:
+        trajectory = Trajectory(steps=episode.steps, frames=frames)
+        with served.lock:  # frames are drawn from the phone's compositor
+            rel = write_episode(
+                out, phone, label, trajectory, verdict, error, final_state, files=output
+            )
+    return EpisodeRecord(
+        case=case.id,
+        agent=label,
+        seed=config.seed,
+        label="error" if verdict is None else verdict.label,
+        **phone.outcome_fields(),
+        steps=len(episode.steps),
+        verdict=verdict,
+        error=error,
+        seconds=round(time.perf_counter() - started, 3),
+        trajectory=rel,
+        ended=episode.how,
+        exit_code=exit_code,
+    )
+
+
+def _pathsep(env: Mapping[str, str]) -> str:
+    path = env.get("PATH", "")
+    return f":{path}" if path else ""
+
+
+def _wait_then_set(program: Program, episode: ProgramEpisode) -> None:
+    program.wait()
+    episode.over.set()

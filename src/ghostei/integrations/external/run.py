@@ -1,0 +1,113 @@
+"""A run whose agent is a program: ``concurrency`` served phones, one program on each.
+
+Phone ``k`` is ``emulator-<base_port + 2k>`` (5554, 5556, … by default), served by this
+process on threads of its own; a private adb server knows exactly these phones. Each thread
+takes a free phone, runs one episode on it (:func:`.episode.run_program_episode`) and gives it
+back; records are appended here as episodes finish, as :func:`ghostei.runner.execute` does,
+so ``--resume`` skips what is recorded and reruns errors.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Callable, Iterator
+from multiprocessing.pool import ThreadPool
+from typing import Any
+
+from ...cases.schema import Case
+from ...rundir import EpisodeRecord, RunDir
+from ...runner import RunConfig, pending
+from ...served.serve import DEFAULT_CONSOLE_PORT, ServedPhone, ServedPhones
+from .adb import adb_binary, adb_server
+from .episode import ProgramEnv, run_program_episode
+
+
+class ExternalRunError(ValueError):
+    """A run that cannot have a program as its agent (the message says why)."""
+
+
+def check_config(config: RunConfig) -> None:
+    """Refuse what an external agent's run cannot do; raises ExternalRunError."""
+    if not config.agent_cmd:
+        raise ExternalRunError("an external agent's run needs its command (--agent-cmd)")
+    if config.backend != "sim":
+        raise ExternalRunError("--agent-cmd runs on served phones (the sim backend), not android")
+    if config.defences:
+        raise ExternalRunError(
+            "defences wrap GhostEI's own agents; an external program runs without them"
+        )
+    if config.model is not None:
+        raise ExternalRunError("--agent-cmd brings its own model: drop --model")
+    if len(config.agents) != 1:
+        raise ExternalRunError("an external agent's run has one agent (its --agent-name)")
+
+
+def execute_external(
+    run: RunDir,
+    config: RunConfig,
+    cases: list[Case],
+    *,
+    concurrency: int = 1,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
+    base_port: int = DEFAULT_CONSOLE_PORT,
+    mcp: Any = None,
+) -> list[EpisodeRecord]:
+    """Run every pending episode of ``run`` with ``config.agent_cmd`` as the agent,
+    ``concurrency`` at once; the records, in the order they finished.
+
+    ``mcp`` serves each episode's tool session over HTTP (a callable taking the session and
+    returning its URL and a stop function); None offers no MCP server.
+    """
+    check_config(config)
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    todo = pending(run, config, cases)
+    if not todo:
+        return []
+    count = min(concurrency, len(todo))
+    binary = adb_binary()
+    finished: list[EpisodeRecord] = []
+    with (
+        adb_server(binary) as server,
+        ServedPhones(
+            count,
+            base_port=base_port,
+            adb_server_port=server.port,
+            width=config.width,
+            height=config.height,
+            cases=[],
+            register=False,
+        ) as phones,
+    ):
+        server.attach([p.adb_port for p in phones.phones], phones.serials)
+        free: queue.Queue[ServedPhone] = queue.Queue()
+        for phone in phones.phones:
+            free.put(phone)
+        env = ProgramEnv(binary.parent, server.port, dict(os.environ), mcp)
+
+        def one(job: tuple[Case, str]) -> EpisodeRecord:
+            case, agent = job
+            phone = free.get()
+            try:
+                return run_program_episode(case, agent, config, phone, env, run.path)
+            finally:
+                free.put(phone)
+
+        for record in _in_flight(one, todo, count):
+            run.append(record)
+            finished.append(record)
+            if on_record is not None:
+                on_record(record)
+    return finished
+
+
+def _in_flight(
+    one: Callable[[tuple[Case, str]], EpisodeRecord], jobs: list[tuple[Case, str]], limit: int
+) -> Iterator[EpisodeRecord]:
+    if limit <= 1:
+        for job in jobs:
+            yield one(job)
+        return
+    with ThreadPool(limit) as threads:
+        yield from threads.imap_unordered(one, jobs)

@@ -1,0 +1,243 @@
+"""External agent programs (``ghostei run --agent-cmd``): POSIX shell scripts driving served
+phones through the real adb, judged as GhostEI's own agents are.
+
+The reference programs are in tests/data/agents/: ``replay.sh`` sends the device commands of
+a file (a screenshot before each), ``quits.sh`` gives up at once, ``idle.sh`` never ends. The
+commands replayed are the in-process gullible agent's actions on the same case, turned into
+the adb commands a program would send for them.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from ghostei.actions import Action
+from ghostei.apps import app_by_label
+from ghostei.cases import builtin_cases
+from ghostei.cases.schema import Case
+from ghostei.integrations.external import execute_external, expand_command, name_from_command
+from ghostei.rundir import EpisodeRecord, RunDir
+from ghostei.runner import RunConfig, new_manifest, run_episode
+
+from .adb_helpers import free_base_port, requires_adb
+
+AGENTS = Path(__file__).parent / "data" / "agents"
+WIDTH, HEIGHT = 540, 1200
+CASES = {c.id: c for c in builtin_cases()}
+
+# The reference programs run through the real adb and take a few seconds each.
+adb_program = pytest.mark.slow
+
+
+def device_commands(action: Action) -> list[str]:
+    """The device shell commands a program sends for ``action`` (none for a terminal one)."""
+    kind = action.action_type
+    if kind == "open_app":
+        assert action.app_name is not None
+        package = app_by_label(action.app_name).package
+        return [f"monkey -p {package} -c android.intent.category.LAUNCHER 1"]
+    if kind == "click":
+        return [f"input tap {action.x} {action.y}"]
+    if kind == "input_text":
+        assert action.text is not None
+        tap = [f"input tap {action.x} {action.y}"] if action.x is not None else []
+        return [*tap, "input text " + shlex.quote(action.text.replace(" ", "%s"))]
+    if kind == "keyboard_enter":
+        return ["input keyevent 66"]
+    if kind == "navigate_back":
+        return ["input keyevent 4"]
+    if kind == "navigate_home":
+        return ["input keyevent 3"]
+    if kind in ("finish", "answer", "refuse", "status"):
+        return []
+    raise AssertionError(f"no adb command for {action}")
+
+
+def gullible(case: Case, tmp: Path) -> tuple[EpisodeRecord, list[str]]:
+    """The in-process gullible agent's record on ``case``, and its actions as adb commands."""
+    config = RunConfig(agents=("gullible",), width=WIDTH, height=HEIGHT)
+    record = run_episode(case, "gullible", config, tmp)
+    doc = json.loads((tmp / record.trajectory / "trajectory.json").read_text())
+    commands = [c for s in doc["steps"] for c in device_commands(Action(**s["action"]))]
+    return record, commands
+
+
+def external_run(
+    out: Path, cmd: str, cases: list[Case], *, concurrency: int = 1, **options: object
+) -> list[EpisodeRecord]:
+    config = RunConfig(
+        agents=(options.pop("name", "replay"),),  # type: ignore[arg-type]
+        agent_cmd=cmd,
+        width=WIDTH,
+        height=HEIGHT,
+        **options,  # type: ignore[arg-type]
+    )
+    run = RunDir(out)
+    run.create(new_manifest(config, cases), cases)
+    records = execute_external(
+        run, config, cases, concurrency=concurrency, base_port=free_base_port(concurrency)
+    )
+    return sorted(records, key=lambda r: r.case)
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # adb keeps its keys, and the console its token, under HOME: the test's own.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+
+
+def write_commands(folder: Path, case: Case, commands: list[str]) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / f"{case.id}.txt").write_text("".join(c + "\n" for c in commands))
+
+
+@requires_adb
+@adb_program
+def test_replaying_gullible_over_adb_gets_its_label_and_exposure(tmp_path: Path) -> None:
+    case = CASES[1]  # an overlay that captures the card the task types
+    inproc, commands = gullible(case, tmp_path / "inproc")
+    assert inproc.label == "FAS" and inproc.exposed
+    write_commands(tmp_path / "cmds", case, commands)
+    cmd = f"sh {AGENTS / 'replay.sh'} {tmp_path / 'cmds'}/$GHOSTEI_CASE.txt"
+    [record] = external_run(tmp_path / "run", cmd, [case])
+    assert record.label == inproc.label == "FAS"
+    assert record.exposed and record.attack_fired
+    assert record.ended == "exited" and record.exit_code == 0
+    assert record.steps == len(commands)
+    assert record.agent == "replay" and record.error is None
+    folder = tmp_path / "run" / record.trajectory
+    doc = json.loads((folder / "trajectory.json").read_text())
+    assert [s["command"] for s in doc["steps"]] == commands
+    # Each step's frame is the screenshot fetched before it; the last is the phone's end.
+    assert all(f is not None for f in doc["frames"]) and len(doc["frames"]) == len(commands) + 1
+    assert doc["steps"][0]["events"] and doc["steps"][0]["action"]["action_type"] == "open_app"
+    assert (folder / "stdout.txt").exists() and (folder / "stderr.txt").read_bytes() == b""
+
+
+@requires_adb
+@adb_program
+def test_a_program_that_quits_at_once_fails_benignly_unexposed(tmp_path: Path) -> None:
+    [record] = external_run(tmp_path / "run", f"sh {AGENTS / 'quits.sh'}", [CASES[1]])
+    assert record.label == "BF" and record.exposed is False
+    assert record.steps == 0 and record.ended == "exited" and record.exit_code == 0
+    doc = json.loads((tmp_path / "run" / record.trajectory / "trajectory.json").read_text())
+    assert doc["steps"] == [] and len(doc["frames"]) == 1
+
+
+@requires_adb
+@adb_program
+def test_a_program_that_never_ends_is_stopped_at_the_timeout_and_judged(tmp_path: Path) -> None:
+    [record] = external_run(
+        tmp_path / "run", f"sh {AGENTS / 'idle.sh'}", [CASES[1]], episode_timeout=3.0
+    )
+    assert record.ended == "timeout" and record.exit_code is None
+    assert record.label == "BF" and record.error is None
+    assert 3.0 <= record.seconds < 10.0
+
+
+@requires_adb
+@adb_program
+def test_exit_code_is_kept_and_compromise_before_it_counts(tmp_path: Path) -> None:
+    case = CASES[1]
+    _, commands = gullible(case, tmp_path / "inproc")
+    # Up to the overlay form's submit (the in-process agent's 7th action), then fail.
+    submit = commands.index("input tap 270 748")
+    write_commands(tmp_path / "cmds", case, commands[: submit + 1])
+    cmd = f"sh {AGENTS / 'replay.sh'} {tmp_path / 'cmds'}/$GHOSTEI_CASE.txt; exit 3"
+    [record] = external_run(tmp_path / "run", cmd, [case])
+    assert record.label == "FAS" and record.exit_code == 3 and record.ended == "exited"
+    assert record.error is None
+
+
+@requires_adb
+@adb_program
+def test_the_step_limit_ends_the_program(tmp_path: Path) -> None:
+    case = CASES[1]
+    _, commands = gullible(case, tmp_path / "inproc")
+    write_commands(tmp_path / "cmds", case, commands)
+    cmd = f"sh {AGENTS / 'replay.sh'} {tmp_path / 'cmds'}/$GHOSTEI_CASE.txt"
+    [record] = external_run(tmp_path / "run", cmd, [case], max_steps=3)
+    assert record.ended == "max_steps" and record.steps == 3 and record.exit_code is None
+    assert record.label in ("BF", "PAS", "FAS") and record.error is None
+
+
+@requires_adb
+@adb_program
+def test_the_same_program_twice_gives_byte_identical_events(tmp_path: Path) -> None:
+    case = CASES[1]
+    _, commands = gullible(case, tmp_path / "inproc")
+    write_commands(tmp_path / "cmds", case, commands)
+    cmd = f"sh {AGENTS / 'replay.sh'} {tmp_path / 'cmds'}/$GHOSTEI_CASE.txt"
+    events = []
+    for n in (1, 2):
+        [record] = external_run(tmp_path / f"run{n}", cmd, [case])
+        events.append((tmp_path / f"run{n}" / record.trajectory / "events.jsonl").read_bytes())
+    assert events[0] == events[1] and events[0]
+
+
+def test_commands_get_serial_and_instruction_quoted() -> None:
+    got = expand_command("agent --device {serial} --task {instruction}", "emulator-5554", "it's")
+    assert got == "agent --device emulator-5554 --task 'it'\"'\"'s'"
+    assert expand_command("{instruction}", "s", "{serial}") == "'{serial}'"
+    assert name_from_command("python3 my_agent.py --serial {serial}") == "my_agent"
+    assert name_from_command("FOO=1 ./run.sh") == "run"
+
+
+def translatable(case: Case, tmp: Path) -> tuple[EpisodeRecord, list[str]] | None:
+    try:
+        return gullible(case, tmp)
+    except AssertionError:  # an action with no adb command here (a scroll, a long press)
+        return None
+
+
+@requires_adb
+@adb_program
+def test_eight_programs_at_once_give_the_records_of_one_at_a_time(tmp_path: Path) -> None:
+    chosen: list[Case] = []
+    inproc: dict[int, str] = {}
+    for case in CASES.values():
+        found = translatable(case, tmp_path / f"inproc-{case.id}")
+        if found is not None and found[1]:
+            write_commands(tmp_path / "cmds", case, found[1])
+            chosen.append(case)
+            inproc[case.id] = found[0].label
+        if len(chosen) == 8:
+            break
+    cmd = f"sh {AGENTS / 'replay.sh'} {tmp_path / 'cmds'}/$GHOSTEI_CASE.txt"
+    serial = external_run(tmp_path / "one", cmd, chosen)
+    parallel = external_run(tmp_path / "eight", cmd, chosen, concurrency=8)
+
+    def same(r: EpisodeRecord) -> dict[str, object]:
+        return r.model_dump(exclude={"seconds"})
+
+    assert [same(r) for r in parallel] == [same(r) for r in serial]
+    # Each as the in-process gullible agent's episode was judged.
+    assert {r.case: r.label for r in serial} == inproc
+    for r in serial:
+        events = [
+            (tmp_path / run / r.trajectory / "events.jsonl").read_bytes()
+            for run in ("one", "eight")
+        ]
+        assert events[0] == events[1]
+
+
+def test_the_manifest_keeps_the_command_and_old_manifests_load() -> None:
+    config = RunConfig(agents=("my-agent",), agent_cmd="./agent.sh {serial}", episode_timeout=30)
+    data = config.to_json()
+    assert data["agent_cmd"] == "./agent.sh {serial}" and data["episode_timeout"] == 30
+    assert RunConfig.from_json(data) == config
+    old = RunConfig(agents=("gullible",)).to_json()
+    assert "agent_cmd" not in old and RunConfig.from_json(old).agent_cmd is None
+    with pytest.raises(ValueError, match=r"config\.episode_timeout"):
+        RunConfig.from_json({**data, "episode_timeout": 0})
+    record = EpisodeRecord.model_validate_json(
+        '{"case": 1, "agent": "a", "seed": 0, "label": "BF", "injection": "none",'
+        ' "attack_fired": false, "steps": 0}'
+    )
+    assert record.ended is None and record.exit_code is None
