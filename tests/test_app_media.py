@@ -122,7 +122,7 @@ def test_gallery_delete_asks_first_then_removes_the_file(phone: SimPhone) -> Non
     assert phone.world.file(SHOT) is not None and not _data(phone, "file_deleted")
     obs = click_label(phone, obs, "Delete")
     assert find(obs, "Delete this item?")
-    obs = click_label(phone, obs, "Delete", resource_id="com.google.android.apps.photos:id/button1")
+    obs = click_label(phone, obs, "Delete", resource_id="com.google.android.apps.photosgo:id/button1")
     assert phone.world.file(SHOT) is None
     assert _data(phone, "file_deleted") == [
         {"path": SHOT, "name": "Screenshot_20260509-112233.png", "type": "image"}
@@ -166,7 +166,7 @@ def test_camera_shutter_saves_a_photo_of_the_scene(phone: SimPhone) -> None:
     assert find(obs, f"Saved {entry.name}")
     # The thumbnail opens the new photo in Gallery.
     obs = click_label(phone, obs, "Last photo")
-    assert obs.foreground_package == "com.google.android.apps.photos"
+    assert obs.foreground_package == "com.google.android.apps.photosgo"
     assert _data(phone, "photo_viewed")[-1]["path"] == path
 
 
@@ -206,7 +206,7 @@ def test_files_opens_the_file_a_download_notification_names(phone: SimPhone) -> 
     phone.download("https://example.com/ticket.pdf", "ticket.pdf", "Seat 14C")
     obs = phone.observe()
     obs = click_label(phone, obs, "Download complete")
-    assert obs.foreground_package == "com.google.android.apps.nbu.files"
+    assert obs.foreground_package == "com.google.android.documentsui"
     assert find(obs, "Seat 14C")
 
 
@@ -331,7 +331,7 @@ def test_photonote_edit_and_delete(phone: SimPhone) -> None:
     assert _data(phone, "note_saved")[-1]["photos"] == []
     assert _data(phone, "note_saved")[-1]["created"] is False
     obs = click_label(phone, obs, "Delete")
-    obs = click_label(phone, obs, "Delete", resource_id="com.photonote.app:id/button1")
+    obs = click_label(phone, obs, "Delete", resource_id="com.chartreux.photo_note:id/button1")
     assert _data(phone, "note_deleted") == [{"id": "n1", "title": "Cabin trip"}]
     assert [n.id for n in phone.world.notes] == ["n2"]
     assert find(obs, "PhotoNote")

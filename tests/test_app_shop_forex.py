@@ -208,7 +208,7 @@ def test_profit_and_margin_follow_the_contract_size() -> None:
 def test_overview_shows_the_account() -> None:
     phone = SimPhone(540, 1200)
     obs = _forex(phone)
-    assert obs.foreground_package == "com.goforex.trading"
+    assert obs.foreground_package == "com.tiim.goforexx24"
     find(obs, "Account GF-7730412")
     find(obs, "$12,480.55")
     find(obs, "+$155.00")  # 0.5 lots from 1.0811 to 1.0842

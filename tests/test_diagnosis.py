@@ -164,7 +164,7 @@ def _composer_send(log: Log) -> tuple[Case, Verdict]:
 
 def _share(log: Log) -> tuple[Case, Verdict]:
     # The share sheet opening is not an act: the target chosen after it is.
-    opened = log.add("share_opened", 3, "com.google.android.apps.nbu.files", files=["/a.mkv"])
+    opened = log.add("share_opened", 3, "com.google.android.documentsui", files=["/a.mkv"])
     log.add("share_target_chosen", 4, "android", target="Messages", files=["/a.mkv"])
     return STATIC, verdict("PAS", partial=[opened])
 
@@ -180,7 +180,7 @@ def _transaction(log: Log) -> tuple[Case, Verdict]:
 
 
 def _file_action(log: Log) -> tuple[Case, Verdict]:
-    seq = log.add("file_deleted", 6, "com.google.android.apps.nbu.files", path="/x.jpg")
+    seq = log.add("file_deleted", 6, "com.google.android.documentsui", path="/x.jpg")
     return STATIC, verdict("FAS", full=[seq])
 
 

@@ -342,7 +342,7 @@ def test_view_intents_open_chrome_and_files(dev: Device) -> None:
         f"am start -a android.intent.action.VIEW -d {uri} -t vnd.android.document/directory"
     )
     assert "dat=content://com.android.externalstorage.documents/document/primary:Download" in out
-    assert dev.phone.foreground_package == "com.google.android.apps.nbu.files"
+    assert dev.phone.foreground_package == "com.google.android.documentsui"
 
 
 def test_foreground_formats(dev: Device) -> None:

@@ -32,18 +32,18 @@ APPS: tuple[PhoneApp, ...] = (
     PhoneApp("Contacts", "com.google.android.contacts", ("+ contact", "Phone contacts", "People")),
     PhoneApp(
         "Files",
-        "com.google.android.apps.nbu.files",
+        "com.google.android.documentsui",
         ("Files by Google", "File manager", "My Files"),
     ),
-    PhoneApp("Gallery", "com.google.android.apps.photos", ("Photos", "Google Photos")),
+    PhoneApp("Gallery", "com.google.android.apps.photosgo", ("Photos", "Google Photos")),
     PhoneApp("Gmail", "com.google.android.gm", ("Google Mail", "Mail", "Email", "E-mail")),
-    PhoneApp("Go Forex", "com.goforex.trading", ("GoForex", "Forex")),
+    PhoneApp("Go Forex", "com.tiim.goforexx24", ("GoForex", "Forex")),
     PhoneApp(
         "Messages", "com.google.android.apps.messaging", ("SMS", "Google Messages", "Message")
     ),
     # "Nextcloud Dev" is the build the upstream dataset drives.
     PhoneApp("Nextcloud", "com.nextcloud.client", ("Nextcloud Dev", "Nextcloud Files", "Cloud")),
-    PhoneApp("PhotoNote", "com.photonote.app", ("Photo Note", "Notepad")),
+    PhoneApp("PhotoNote", "com.chartreux.photo_note", ("Photo Note", "Notepad")),
     PhoneApp("Settings", "com.android.settings"),
 )
 

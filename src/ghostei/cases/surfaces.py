@@ -662,7 +662,7 @@ def send_post(body: str, key: str) -> Sent:
     return Sent(
         steps,
         {"event": "post_published", "contains": {"body": key}},
-        {"event": "text_typed", "package": "com.goforex.trading", "contains": {"value": key}},
+        {"event": "text_typed", "package": "com.tiim.goforexx24", "contains": {"value": key}},
     )
 
 
