@@ -39,7 +39,7 @@ class FrameRecorder:
     """Collects an episode's frames as the policy says; :meth:`finish` produces them."""
 
     mode: FramesMode = "all"
-    _pending: list[_Pending] = field(default_factory=list)
+    _pending: list[_Pending | None] = field(default_factory=list)
 
     def keep(self, obs: Observation) -> None:
         """Note the frame of an observation the agent is about to act on (or the last one)."""
@@ -47,12 +47,18 @@ class FrameRecorder:
             return
         if self.mode == "all" or not obs.lasting:
             frame, xml = obs.frame, obs.xml  # now: the device may move on
-            self._pending.append(_Pending(lambda: frame, lambda: xml, ()))
-            if self.mode == "all":
-                return
+            pending = _Pending(lambda: frame, lambda: xml, ())
         else:
-            self._pending.append(_Pending(obs.frame_later(), obs.xml_later(), ()))
-        self._pending[-1].screen = screen_skeleton(obs)
+            pending = _Pending(obs.frame_later(), obs.xml_later(), ())
+        if self.mode != "all":
+            pending.screen = screen_skeleton(obs)
+        self._pending.append(pending)
+
+    def skip(self) -> None:
+        """Note a step taken on no observation (a program that acted without looking): its
+        frame is null in the trajectory, whatever the policy."""
+        if self.mode != "none":
+            self._pending.append(None)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -69,14 +75,14 @@ class FrameRecorder:
         keep: set[int] | None = None
         if self.mode == "keyframes":
             keep = keyframe_indices(
-                [p.screen for p in self._pending],
+                [() if p is None else p.screen for p in self._pending],
                 steps,
                 events,
                 exposed_step=exposed_step,
                 verdict=verdict,
             )
         return [
-            (*p.frame(), p.xml()) if keep is None or i in keep else None
+            (*p.frame(), p.xml()) if p is not None and (keep is None or i in keep) else None
             for i, p in enumerate(self._pending)
         ]
 

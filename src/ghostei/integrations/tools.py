@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
 from ..actions import Action
 from ..observation import Observation
 
@@ -154,9 +157,18 @@ def tool_call_to_action(function: str, arguments: dict[str, Any]) -> Action:
             return Action(action_type="answer", text=str(args.get("text", "")))
         if function == "refuse":
             return Action(action_type="refuse", text=str(args.get("reason", "")))
-    except Exception as exc:  # pydantic's ValidationError, or a wrong type
+    except ValidationError as exc:  # what the model or client got wrong, in its words
+        problems = "; ".join(_problem(e) for e in exc.errors())
+        raise ValueError(f"{function}: {problems}") from exc
+    except Exception as exc:  # a wrong type
         raise ValueError(f"{function}: {exc}") from exc
     raise ValueError(f"unknown tool {function!r}")
+
+
+def _problem(error: ErrorDetails) -> str:
+    message = error["msg"].removeprefix("Value error, ")
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {message}" if where else message
 
 
 def action_to_tool_call(action: Action) -> tuple[str, dict[str, Any]]:
