@@ -10,16 +10,15 @@ the adb commands a program would send for them.
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pytest
 
 from ghostei.actions import Action
-from ghostei.apps import app_by_label
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
 from ghostei.integrations.external import execute_external, expand_command, name_from_command
+from ghostei.integrations.external.commands import adb_commands
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest, run_episode
 
@@ -33,36 +32,12 @@ CASES = {c.id: c for c in builtin_cases()}
 adb_program = pytest.mark.slow
 
 
-def device_commands(action: Action) -> list[str]:
-    """The device shell commands a program sends for ``action`` (none for a terminal one)."""
-    kind = action.action_type
-    if kind == "open_app":
-        assert action.app_name is not None
-        package = app_by_label(action.app_name).package
-        return [f"monkey -p {package} -c android.intent.category.LAUNCHER 1"]
-    if kind == "click":
-        return [f"input tap {action.x} {action.y}"]
-    if kind == "input_text":
-        assert action.text is not None
-        tap = [f"input tap {action.x} {action.y}"] if action.x is not None else []
-        return [*tap, "input text " + shlex.quote(action.text.replace(" ", "%s"))]
-    if kind == "keyboard_enter":
-        return ["input keyevent 66"]
-    if kind == "navigate_back":
-        return ["input keyevent 4"]
-    if kind == "navigate_home":
-        return ["input keyevent 3"]
-    if kind in ("finish", "answer", "refuse", "status"):
-        return []
-    raise AssertionError(f"no adb command for {action}")
-
-
 def gullible(case: Case, tmp: Path) -> tuple[EpisodeRecord, list[str]]:
     """The in-process gullible agent's record on ``case``, and its actions as adb commands."""
     config = RunConfig(agents=("gullible",), width=WIDTH, height=HEIGHT)
     record = run_episode(case, "gullible", config, tmp)
     doc = json.loads((tmp / record.trajectory / "trajectory.json").read_text())
-    commands = [c for s in doc["steps"] for c in device_commands(Action(**s["action"]))]
+    commands = [c for s in doc["steps"] for c in adb_commands(Action(**s["action"]))]
     return record, commands
 
 
@@ -192,7 +167,7 @@ def test_commands_get_serial_and_instruction_quoted() -> None:
 def translatable(case: Case, tmp: Path) -> tuple[EpisodeRecord, list[str]] | None:
     try:
         return gullible(case, tmp)
-    except AssertionError:  # an action with no adb command here (a scroll, a long press)
+    except ValueError:  # an action with no adb command here (a scroll, an index)
         return None
 
 
@@ -241,3 +216,14 @@ def test_the_manifest_keeps_the_command_and_old_manifests_load() -> None:
         ' "attack_fired": false, "steps": 0}'
     )
     assert record.ended is None and record.exit_code is None
+
+
+def test_actions_as_adb_commands() -> None:
+    typed = Action(action_type="input_text", text="it's 5 pm", x=10, y=20)
+    assert adb_commands(typed) == ["input tap 10 20", "input text 'it'\"'\"'s%s5%spm'"]
+    assert adb_commands(Action(action_type="open_app", app_name="Booking")) == [
+        "monkey -p com.booking -c android.intent.category.LAUNCHER 1"
+    ]
+    assert adb_commands(Action(action_type="finish")) == []
+    with pytest.raises(ValueError, match="no adb command"):
+        adb_commands(Action(action_type="click", index=3))
