@@ -25,6 +25,7 @@ from ...cases.schema import Case
 from ...episode import EpisodePhone
 from ...frames import FrameRecorder, FramesMode
 from ...injection import DeceptiveInstruction
+from ...judge.diagnosis import diagnose
 from ...observation import Observation
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import Trajectory, write_episode
@@ -149,6 +150,12 @@ class ClientEpisode:
         if self.error is None:
             self.trajectory.frames.keep(self._screen)  # the last screen, as the runner keeps it
         verdict, judge_error, final_state = phone.judge(self.error)
+        if verdict is not None and verdict.label in ("FAS", "PAS"):
+            try:  # where it went wrong, as the runner says it: commentary, never the label
+                events = list(phone.device.events)
+                verdict.diagnosis = diagnose(phone.case, self.trajectory.steps, events, verdict)
+            except Exception as exc:
+                verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
         error = self.error
         if judge_error is not None:
             error = f"{error}; {judge_error}" if error else judge_error
@@ -168,6 +175,7 @@ class ClientEpisode:
             error=error,
             seconds=round(time.perf_counter() - self._started, 3),
             trajectory=rel,
+            ended=ending,
         )
         if self.out is not None:
             RunDir(self.out).append(self.record)
