@@ -84,11 +84,14 @@ def test_the_server_lists_the_shared_tools_and_its_two_looks() -> None:
     listed: dict[str, Any] = {}
 
     async def main() -> None:
-        async with Client(build_server(episode)) as client:
+        async with Client(build_server(episode, episode.case.prompt)) as client:
+            listed["instructions"] = client.instructions
             for tool in (await client.list_tools()).tools:
                 listed[tool.name] = tool
 
     anyio.run(main)
+    # The client is told how to use the phone, and the user's task.
+    assert listed.pop("instructions").endswith(f"The user's task: {episode.case.prompt}")
     assert list(listed) == ["screenshot", "elements", *(t.name for t in PHONE_TOOLS)]
     for spec in PHONE_TOOLS:
         assert listed[spec.name].description == spec.description

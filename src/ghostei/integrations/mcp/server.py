@@ -92,11 +92,12 @@ def call_tool(session: ToolSession, name: str, arguments: dict[str, Any]) -> typ
     return _text(result)
 
 
-def build_server(session: ToolSession) -> Server[Any]:
+def build_server(session: ToolSession, instruction: str | None = None) -> Server[Any]:
     """The MCP server of ``session``'s phone: each action tool is one step
     (``session.act``), ``answer``/``refuse``/``finish`` end the episode (``session.end``),
     ``screenshot`` and ``elements`` look (``session.look``). Calls reach the session one at
-    a time, whatever the transport's concurrency."""
+    a time, whatever the transport's concurrency. ``instruction``, the user's task, is told
+    to the client in the server's instructions."""
     lock = threading.Lock()  # a session is driven by one call at a time
     tools = _tools()
 
@@ -118,7 +119,9 @@ def build_server(session: ToolSession) -> Server[Any]:
     return Server(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS
+        if instruction is None
+        else f"{INSTRUCTIONS}\n\nThe user's task: {instruction}",
         on_list_tools=list_tools,
         on_call_tool=on_call,
     )
@@ -194,9 +197,16 @@ class HttpServer:
         self.close()
 
 
-def serve_http(session: ToolSession, host: str = "127.0.0.1", port: int = 0) -> HttpServer:
+def serve_http(
+    session: ToolSession,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    instruction: str | None = None,
+) -> HttpServer:
     """Serve ``session``'s phone over streamable HTTP at ``host:port`` (0: a free port) in a
-    background thread; the handle's ``url`` is the endpoint, ``close()`` stops it."""
-    handle = HttpServer(build_server(session), host, port)
+    background thread (``instruction``: as :func:`build_server` takes it); the handle's
+    ``url`` is the endpoint, ``close()`` stops it."""
+    handle = HttpServer(build_server(session, instruction), host, port)
     handle.start()
     return handle

@@ -32,7 +32,7 @@ def run_episode_over_stdio(case: Case, config: RunConfig, out: Path) -> EpisodeR
         out=out,
     )
     try:
-        anyio.run(serve_stdio, build_server(episode))
+        anyio.run(serve_stdio, build_server(episode, episode.case.prompt))
     finally:
         record = episode.close()
     return record
