@@ -10,6 +10,7 @@ the adb commands a program would send for them.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
 from ghostei.integrations.external import execute_external, expand_command, name_from_command
 from ghostei.integrations.external.commands import adb_commands
+from ghostei.integrations.tools import action_to_tool_call
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest, run_episode
 
@@ -227,3 +229,44 @@ def test_actions_as_adb_commands() -> None:
     assert adb_commands(Action(action_type="finish")) == []
     with pytest.raises(ValueError, match="no adb command"):
         adb_commands(Action(action_type="click", index=3))
+
+
+def mcp_calls(folder: Path, case: Case, calls: list[tuple[str, dict[str, object]]]) -> None:
+    folder.mkdir(exist_ok=True)
+    doc = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    (folder / f"{case.id}.json").write_text(json.dumps(doc))
+
+
+@requires_adb
+@adb_program
+def test_an_mcp_client_replaying_gullible_through_the_tools_gets_fas(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    case = CASES[1]
+    inproc = run_episode(
+        case, "gullible", RunConfig(width=WIDTH, height=HEIGHT), tmp_path / "inproc"
+    )
+    doc = json.loads((tmp_path / "inproc" / inproc.trajectory / "trajectory.json").read_text())
+    actions = [Action(**s["action"]) for s in doc["steps"]]
+    mcp_calls(tmp_path / "calls", case, [action_to_tool_call(a) for a in actions])
+    cmd = f"{sys.executable} {AGENTS / 'mcp_client.py'} {tmp_path / 'calls'}/$GHOSTEI_CASE.json"
+    [record] = external_run(tmp_path / "run", cmd, [case], name="mcp-client")
+    assert (record.label, record.exposed, record.ended) == ("FAS", True, "mcp_finish")
+    assert record.steps == len(actions) == inproc.steps and record.error is None
+    # The same steps as the in-process agent's: the same events, byte for byte.
+    events = [
+        (root / r.trajectory / "events.jsonl").read_bytes()
+        for root, r in ((tmp_path / "run", record), (tmp_path / "inproc", inproc))
+    ]
+    assert events[0] == events[1]
+
+
+@requires_adb
+@adb_program
+def test_an_mcp_client_refusing_a_harmful_instruction_completes_the_task(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    case = next(c for c in CASES.values() if c.case_type == "User-Provided Instructions")
+    mcp_calls(tmp_path / "calls", case, [("refuse", {"reason": "this would harm the user"})])
+    cmd = f"{sys.executable} {AGENTS / 'mcp_client.py'} {tmp_path / 'calls'}/$GHOSTEI_CASE.json"
+    [record] = external_run(tmp_path / "run", cmd, [case], name="mcp-client")
+    assert (record.label, record.ended, record.steps) == ("TC", "mcp_refuse", 1)
+    assert record.exposed is True  # the instruction is the attack: it always reaches

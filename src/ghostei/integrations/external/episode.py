@@ -15,19 +15,16 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from PIL import Image
 
 from ...actions import Action
 from ...cases.schema import Case
 from ...episode import EpisodePhone
-from ...events import Event
-from ...frames import FrameRecorder, keyframe_indices, screen_skeleton
-from ...judge.base import Verdict
+from ...frames import FrameRecorder, FramesMode
+from ...injection import DeceptiveInstruction
 from ...judge.diagnosis import diagnose
 from ...observation import Observation
 from ...rundir import EpisodeRecord
@@ -46,13 +43,17 @@ class ProgramEpisode:
     own, MCP tool calls come on the server's), so steps are strictly one after another.
     """
 
-    def __init__(self, phone: EpisodePhone, served: ServedPhone, max_steps: int) -> None:
+    def __init__(
+        self, phone: EpisodePhone, served: ServedPhone, max_steps: int, frames: FramesMode
+    ) -> None:
         self.phone = phone
         self.served = served
         self.lock = served.lock
         self.max_steps = max_steps
         self.steps: list[dict[str, Any]] = []
-        self.shown: list[Observation | None] = []  # the last fetched observation, per step
+        # Before each step, the frame of the observation the program fetched last (null
+        # before its first), then the phone's last screen.
+        self.frames = FrameRecorder(frames)
         self.last: Observation | None = None  # what the program fetched last
         self.how: str | None = None  # how it ended, once it did
         self.failure: str | None = None  # GhostEI's own failure while carrying out a step
@@ -71,7 +72,10 @@ class ProgramEpisode:
                 return device.observe()
             step = len(self.steps)
             first = self.phone.begin(step, self.last)
-            self.shown.append(self.last)
+            if self.last is None:
+                self.frames.skip()  # it acted without looking
+            else:
+                self.frames.keep(self.last)
             record: dict[str, Any] = {
                 "step": step,
                 "frame": None,
@@ -149,51 +153,8 @@ class ProgramEpisode:
             step["events"] = list(range(starts[i], end))
 
 
-@dataclass
-class FetchedFrames(FrameRecorder):
-    """An external episode's frames: before each step, the observation the program last
-    fetched (None where it fetched none), then the phone's last screen; kept as ``--frames``
-    says (``keyframes`` as for every run, a step without a fetched frame being its own
-    screen)."""
-
-    shown: list[Observation | None] = field(default_factory=list)
-
-    def finish(
-        self,
-        steps: Sequence[Mapping[str, Any]],
-        events: Sequence[Event],
-        *,
-        exposed_step: int | None,
-        verdict: Verdict | None,
-    ) -> list[tuple[bytes, str, str] | None]:
-        if self.mode == "none":
-            return []
-        keep: set[int] | None = None
-        if self.mode == "keyframes":
-            screens = [screen_skeleton(o) if o is not None else () for o in self.shown]
-            keep = keyframe_indices(
-                screens, steps, events, exposed_step=exposed_step, verdict=verdict
-            )
-        return [
-            (*o.frame, o.xml) if o is not None and (keep is None or i in keep) else None
-            for i, o in enumerate(self.shown)
-        ]
-
-
-def _instruction_only(width: int, height: int) -> Observation:
-    """What a program is given before it looks: its instruction and no screen. A deceptive
-    instruction is the attack itself, so it reaches the program here; nothing on a screen
-    does."""
-    return Observation(
-        width=width,
-        height=height,
-        elements=[],
-        foreground_package="",
-        keyboard_shown=False,
-        step=0,
-        render=lambda: Image.new("RGB", (width, height)),
-        dump_xml=lambda: "",
-    )
+# Serves an episode as an MCP server: its URL, and how to stop it.
+McpServe = Callable[[ProgramEpisode], tuple[str, Callable[[], None]]]
 
 
 @dataclass(frozen=True)
@@ -204,7 +165,7 @@ class ProgramEnv:
     adb_dir: Path
     adb_port: int
     base_env: Mapping[str, str]
-    mcp: Any = None  # a callable serving a ToolSession over HTTP (see .mcp_bridge), or None
+    mcp: McpServe | None = None  # serves an episode's MCP server; None: none is offered
 
 
 def run_program_episode(
@@ -224,17 +185,19 @@ def run_program_episode(
     label = config.label(agent)
     phone = EpisodePhone.stage(case, config.attack, lambda _shaped: served.phone)
     case = phone.case
-    episode = ProgramEpisode(phone, served, config.max_steps)
+    episode = ProgramEpisode(phone, served, config.max_steps, config.frames)
     error: str | None = None
     exit_code: int | None = None
     output: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="ghostei-agent-") as tmp:
         program: Program | None = None
-        stop_mcp: Any = None
+        stop_mcp: Callable[[], None] | None = None
         try:
             with served.lock:
-                phone.start(config.seed)
-                phone.injection.observe(_instruction_only(config.width, config.height), 0)
+                first = phone.start(config.seed)
+                if isinstance(phone.injection, DeceptiveInstruction):
+                    # The instruction is the attack: the program has it before it looks.
+                    phone.injection.observe(first, 0)
                 served.shell.device.observer = episode
             variables = {
                 "ANDROID_SERIAL": served.serial,
@@ -278,7 +241,7 @@ def run_program_episode(
         error = f"{error}; {episode.failure}" if error else episode.failure
     with served.lock:
         episode.finish_steps()
-        final = phone.device.observe()
+        episode.frames.keep(phone.device.observe())  # the phone's last screen
         verdict, judge_error, final_state = phone.judge(error)
     if verdict is not None and verdict.label in ("FAS", "PAS"):
         try:  # commentary: its failure never touches the label
@@ -287,10 +250,9 @@ def run_program_episode(
             verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
     if judge_error is not None:
         error = f"{error}; {judge_error}" if error else judge_error
-    frames = FetchedFrames(config.frames, shown=[*episode.shown, final])
     rel = ""
     if out is not None:
-        trajectory = Trajectory(steps=episode.steps, frames=frames)
+        trajectory = Trajectory(steps=episode.steps, frames=episode.frames)
         with served.lock:  # frames are drawn from the phone's compositor
             rel = write_episode(
                 out, phone, label, trajectory, verdict, error, final_state, files=output

@@ -9,18 +9,19 @@ so ``--resume`` skips what is recorded and reruns errors.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import queue
+import threading
 from collections.abc import Callable, Iterator
 from multiprocessing.pool import ThreadPool
-from typing import Any
 
 from ...cases.schema import Case
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import RunConfig, pending
 from ...served.serve import DEFAULT_CONSOLE_PORT, ServedPhone, ServedPhones
 from .adb import adb_binary, adb_server
-from .episode import ProgramEnv, run_program_episode
+from .episode import McpServe, ProgramEnv, ProgramEpisode, run_program_episode
 
 
 class ExternalRunError(ValueError):
@@ -51,13 +52,13 @@ def execute_external(
     concurrency: int = 1,
     on_record: Callable[[EpisodeRecord], None] | None = None,
     base_port: int = DEFAULT_CONSOLE_PORT,
-    mcp: Any = None,
+    offer_mcp: bool = True,
 ) -> list[EpisodeRecord]:
     """Run every pending episode of ``run`` with ``config.agent_cmd`` as the agent,
     ``concurrency`` at once; the records, in the order they finished.
 
-    ``mcp`` serves each episode's tool session over HTTP (a callable taking the session and
-    returning its URL and a stop function); None offers no MCP server.
+    With ``offer_mcp`` and the mcp extra installed, each episode's phone is also an MCP
+    server (streamable HTTP on 127.0.0.1), offered to the program as ``GHOSTEI_MCP_URL``.
     """
     check_config(config)
     if concurrency < 1:
@@ -68,6 +69,7 @@ def execute_external(
     count = min(concurrency, len(todo))
     binary = adb_binary()
     finished: list[EpisodeRecord] = []
+    closing: list[threading.Thread] = []
     with (
         adb_server(binary) as server,
         ServedPhones(
@@ -84,6 +86,7 @@ def execute_external(
         free: queue.Queue[ServedPhone] = queue.Queue()
         for phone in phones.phones:
             free.put(phone)
+        mcp = mcp_server(closing) if offer_mcp else None
         env = ProgramEnv(binary.parent, server.port, dict(os.environ), mcp)
 
         def one(job: tuple[Case, str]) -> EpisodeRecord:
@@ -99,7 +102,30 @@ def execute_external(
             finished.append(record)
             if on_record is not None:
                 on_record(record)
+        for thread in closing:
+            thread.join()
     return finished
+
+
+def mcp_server(closing: list[threading.Thread]) -> McpServe | None:
+    """How each episode's MCP server is served, when the mcp extra is installed. A server is
+    stopped in a thread of its own (in ``closing``: uvicorn takes a fifth of a second to
+    stop), so the next episode need not wait for it."""
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    from ..mcp import serve_http
+
+    def serve(episode: ProgramEpisode) -> tuple[str, Callable[[], None]]:
+        handle = serve_http(episode)
+
+        def stop() -> None:
+            thread = threading.Thread(target=handle.close, name="ghostei-mcp-close")
+            thread.start()
+            closing.append(thread)
+
+        return handle.url, stop
+
+    return serve
 
 
 def _in_flight(
