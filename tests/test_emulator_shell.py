@@ -261,9 +261,10 @@ def test_keyevents_home_back_enter_and_app_switch(dev: Device) -> None:
     dev.run("input keyevent KEYCODE_BACK")
     assert dev.phone.foreground_package == LAUNCHER
     dev.run("am start -n com.google.android.gm/.ConversationListActivityGmail")
-    dev.run("input keyevent 187")
-    assert dev.phone.foreground_package == LAUNCHER
-    assert dev.kinds().count("navigated_home") == 2 and "navigated_back" in dev.kinds()
+    dev.run("input keyevent 187")  # the overview of recent apps, the launcher's
+    assert dev.phone.foreground_package == LAUNCHER and dev.phone.recents_open
+    assert dev.kinds().count("navigated_home") == 1 and "navigated_back" in dev.kinds()
+    assert dev.kinds()[-1] == "recents_opened"
     assert dev.run("input keyevent BOGUS").exit_code == 0  # unknown keys do nothing
 
 

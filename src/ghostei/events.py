@@ -97,6 +97,7 @@ EVENTS: dict[str, EventKind] = {
         _kind("notification_opened", "body", "id", "title"),
         _kind("notification_dismissed", "id"),
         _kind("shade_opened"),
+        _kind("recents_opened", "apps"),
         _kind("answered", "text"),
         _kind("refused", "reason"),
         _kind("asked_user", "text"),

@@ -15,24 +15,21 @@ from __future__ import annotations
 import base64
 import io as iolib
 import struct
-from typing import Any, cast
-from urllib.parse import unquote, urlsplit
+from typing import cast
 
 from ..actions import Action
 from ..android.helper import HELPER_PACKAGE, OVERLAY_OP, with_component, without_component
 from ..device import OverlaySpec, OverlayStyle
-from ..sim.phone import SimPhone
-from ..world import FILE_KINDS
 from .commands import IO, PROGRAMS, Session, UsageError, command, strerror
 from .input_commands import keycode, press_key, type_text
 from .intents import FLAG_ACTIVITY_NEW_TASK, FLAG_RECEIVER_FROM_SHELL, Intent, parse_intent
-from .packages import LAUNCHER, app_of, installed, main_activity, short_component
+from .package_manager import activity_target
+from .packages import installed, main_activity, short_component
 from .screen import windows_xml
 from .settings_provider import setting_delete, setting_get, setting_put
 from .system_info import force_stop
 
 UPDATE_POPUP = "com.example.broadcast.UPDATE_POPUP"
-HOME_CATEGORY = "android.intent.category.HOME"
 DEFAULT_DUMP = "/sdcard/window_dump.xml"
 STDOUT_PATHS = ("/dev/tty", "/dev/stdout", "/proc/self/fd/1")
 SRGB_DATASPACE = 142671872  # HAL_DATASPACE_SRGB, which screencap writes after the size
@@ -74,68 +71,10 @@ def am(session: Session, argv: list[str], io: IO) -> int:
     raise UsageError(f"Unknown command: {sub}" if sub else "usage: am [subcommand] [options]", 255)
 
 
-def _target(phone: SimPhone, intent: Intent) -> tuple[str, dict[str, Any]] | None:
-    """The app (label) and deep link an activity intent resolves to; ("", {}) is Home."""
-    if HOME_CATEGORY in intent.categories:
-        return "", {}
-    if intent.component is not None:
-        package = intent.component[0]
-        if package == LAUNCHER:
-            return "", {}
-        cls = app_of(package)
-        return (cls.label, _deep_link(intent.data)[1]) if cls is not None else None
-    if intent.data:
-        return _deep_link(intent.data) if _deep_link(intent.data)[0] else None
-    action = intent.action or ""
-    if action.startswith("android.settings."):
-        return "Settings", {}
-    if action in ("android.media.action.IMAGE_CAPTURE", "android.media.action.STILL_IMAGE_CAMERA"):
-        return "Camera", {}
-    if intent.package:
-        cls = app_of(intent.package)
-        return (cls.label, {}) if cls is not None else None
-    return None
-
-
-def _deep_link(uri: str | None) -> tuple[str, dict[str, Any]]:
-    """Which app a VIEW of ``uri`` opens, and what it is handed."""
-    if not uri:
-        return "", {}
-    parts = urlsplit(uri)
-    scheme = parts.scheme.lower()
-    if scheme in ("http", "https"):
-        return "Chrome", {"url": uri}
-    if scheme in ("sms", "smsto", "mms", "mmsto"):
-        return "Messages", {"thread": unquote(uri.split(":", 1)[1].split("?")[0])}
-    if scheme == "mailto":
-        return "Gmail", {}
-    if scheme == "file":
-        return _file_app(unquote(parts.path))
-    if scheme == "content":
-        host, path = parts.netloc, unquote(parts.path)
-        if host == "com.android.externalstorage.documents":
-            doc = path.rsplit("/", 1)[-1]
-            volume, _, rel = doc.partition(":")
-            return "Files", ({"file": f"/sdcard/{rel}"} if volume == "primary" and rel else {})
-        if host == "media":
-            return "Gallery", {}
-        if host in ("contacts", "com.android.contacts"):
-            return "Contacts", {}
-        if host in ("sms", "mms", "mms-sms"):
-            return "Messages", {}
-    return "", {}
-
-
-def _file_app(path: str) -> tuple[str, dict[str, Any]]:
-    lower = path.lower()
-    media = FILE_KINDS["image"] + FILE_KINDS["video"]
-    return ("Gallery" if lower.endswith(media) else "Files"), {"file": path}
-
-
 def _start(session: Session, intent: Intent, io: IO) -> int:
     phone = session.phone
     io.print(f"Starting: {intent}")
-    target = _target(phone, intent)
+    target = activity_target(intent)
     intent.flags |= FLAG_ACTIVITY_NEW_TASK
     if target is None:
         if intent.component is not None:

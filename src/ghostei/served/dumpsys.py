@@ -5,6 +5,8 @@ The formats follow API 34 in the lines clients parse:
 - ``dumpsys activity activities``: per task ``mResumedActivity: ActivityRecord{… u0 pkg/.Act tN}``
   and ``topResumedActivity=…`` (adbutils ``app_current``, the upstream harness's foreground hook);
 - ``dumpsys activity top``: ``ACTIVITY pkg/.Act hash pid=N``;
+- ``dumpsys activity recents``: ``* Recent #i: Task{… #N type=standard A=uid:pkg}``, the
+  overview's tasks, the most recent first;
 - ``dumpsys window`` (all sections) and ``dumpsys window displays``:
   ``  mCurrentFocus=Window{… u0 pkg/full.Activity}`` and ``  mFocusedApp=ActivityRecord{…}``.
   ``dumpsys window windows`` lists the windows but, as on Android 10 and later, has no
@@ -85,6 +87,26 @@ def activities(phone: SimPhone) -> str:
         "  mVisibilityTransactionDepth=0",
         "  isHomeRecentsComponent=true",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def recents(phone: SimPhone) -> str:
+    """``dumpsys activity recents``: the tasks of the overview, the most recent first."""
+    lines = [
+        "ACTIVITY MANAGER RECENT TASKS (dumpsys activity recents)",
+        f"  mRecentsUid={uid(LAUNCHER)}",
+        f"  mRecentsComponent=ComponentInfo{{{LAUNCHER}/com.android.quickstep.RecentsActivity}}",
+        "  mFreezeTaskListReordering=false",
+        "  mFreezeTaskListReorderingPendingTimeout=false",
+        "",
+        "  Recent tasks:",
+    ]
+    for i, label in enumerate(phone.recent_apps()):
+        package = phone.apps[label].package
+        lines.append(
+            f"  * Recent #{i}: Task{{{hash_hex('t' + package)} #{task_id(phone, package)} "
+            f"type=standard A={uid(package)}:{package}}}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -273,6 +295,8 @@ def dumpsys(session: Session, argv: list[str], io: IO) -> int:
             io.write(activities(phone))
         elif what == "top":
             io.write(activity_top(phone))
+        elif what in ("recents", "r"):
+            io.write(recents(phone))
         else:
             io.write(activities(phone))
     elif service == "window":

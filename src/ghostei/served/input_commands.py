@@ -19,6 +19,7 @@ from .packages import app_of, installed
 LONG_PRESS_MS = 400  # ViewConfiguration.DEFAULT_LONG_PRESS_TIMEOUT on API 34
 TOUCH_SLOP_DP = 8
 DEFAULT_SWIPE_MS = 300
+RECENTS_KEY_END = 0.6  # where the recents key's swipe up from the gesture bar stops (of height)
 SOURCES = frozenset(
     {
         "keyboard",
@@ -128,10 +129,15 @@ def keycode(name: str) -> int:
 
 def press_key(session: Session, code: int) -> None:
     """What one key press does on the phone; keys with no effect here are ignored."""
-    if code in (3, 187):
-        # APP_SWITCH: the simulated phone has no recents screen; like "Clear all" there, it
-        # leaves the user on the home screen.
+    if code == 3:
         session.act(Action(action_type="navigate_home"))
+    elif code == 187:
+        # APP_SWITCH: the overview of recent apps, which gesture navigation opens with a
+        # short swipe up from the gesture bar (the phone's only way there, so the key is it).
+        phone = session.phone
+        x, bottom = phone.width // 2, phone.height - 1
+        end = round(phone.height * RECENTS_KEY_END)
+        session.act(Action(action_type="swipe", x=x, y=bottom, x2=x, y2=end))
     elif code in (4, 111):
         session.act(Action(action_type="navigate_back"))
     elif code in (66, 160):

@@ -10,6 +10,7 @@ from ..android.helper import HELPER_PACKAGE
 from . import dumpsys as dumpsys_module
 from .commands import IO, Session, UsageError, command
 from .coreutils import parse_flags
+from .package_manager import query_activities, resolve_activity
 from .packages import apk_path, app_of, packages, pid, uid
 
 BUILD_ID = "UE1A.230829.036.A4"
@@ -102,20 +103,34 @@ def whoami(session: Session, argv: list[str], io: IO) -> int:
 
 @command("pm")
 def pm(session: Session, argv: list[str], io: IO) -> int:
-    """pm list packages [-3 -s -f -e -d -u -i] [FILTER] | pm path PKG | pm clear PKG | ..."""
+    """pm list packages [-3 -s -f -e -d -u -i -U] [FILTER] | pm query-activities INTENT |
+    pm resolve-activity INTENT | pm path PKG | pm clear PKG | ..."""
     args = argv[1:]
     sub = args[0] if args else ""
     if sub == "list" and args[1:2] == ["packages"]:
-        opts, rest = parse_flags(args[2:], "3sfedulaiUA", "")
+        listed = [a for i, a in enumerate(args[2:]) if a != "--user" and args[1 + i] != "--user"]
+        listed = [a for a in listed if a not in ("--show-versioncode", "--apex-only")]
+        opts, rest = parse_flags(listed, "3sfedulaiUA", "")
         needle = rest[0] if rest else ""
         for pkg in packages(session.phone):
             if ("3" in opts and pkg.system) or ("s" in opts and not pkg.system):
                 continue
-            if needle and needle not in pkg.name:
-                continue
+            if "d" in opts or (needle and needle not in pkg.name):
+                continue  # -d: the disabled ones, and none is
             path = f"{apk_path(pkg.name)}=" if "f" in opts else ""
-            io.print(f"package:{path}{pkg.name}")
+            line = f"package:{path}{pkg.name}"
+            if "--show-versioncode" in args[2:]:
+                line += " versionCode:1"
+            if "i" in opts:
+                line += "  installer=" + ("null" if pkg.system else "com.android.vending")
+            if "U" in opts:
+                line += f" uid:{uid(pkg.name)}"
+            io.print(line)
         return 0
+    if sub == "query-activities":
+        return query_activities(session, args[1:], io)
+    if sub == "resolve-activity":
+        return resolve_activity(session, args[1:], io)
     if sub == "path" and len(args) > 1:
         if not any(p.name == args[1] for p in packages(session.phone)):
             return 1

@@ -25,6 +25,9 @@ from .windows import Window, active_window, target_at, topmost_at
 REFERENCE_WIDTH_DP = 411.43  # a 1080-px-wide phone at 420 dpi
 SECONDS_PER_ACTION = 3
 SECONDS_PER_WAIT = 10
+# A swipe up from the gesture bar that ends below this fraction of the screen's height opens
+# the overview of recent apps (the recents key sends one ending at 0.6); above it, Home.
+RECENTS_SWIPE_END = 0.4
 
 
 class _Overlay:
@@ -64,6 +67,9 @@ class SimPhone:
         self.notifications: list[sysui.Notification] = []
         self.heads_up: tuple[sysui.Notification, int] | None = None
         self.shade_open = False
+        self.recents_open = False  # the overview of recent apps is on screen
+        self._recent: list[str] = []  # app labels, the most recently opened last
+        self._recents_offset = 0.0
         self.share_sheet: SharePayload | None = None
         self._elements: list[UIElement] = []
         self._keyboard: Window | None = None  # laid out once (see _keyboard_window)
@@ -205,8 +211,10 @@ class SimPhone:
             self.events.append("invalid_action", "", reason=f"no app named {label!r}")
             return
         self.shade_open = False
+        self.recents_open = False
         self.share_sheet = None
         self.focus_field = None
+        self._recent = [*(r for r in self._recent if r != cls.label), cls.label]
         app = self.apps.get(cls.label)
         if app is None:
             app = cls(self)
@@ -387,7 +395,42 @@ class SimPhone:
         self.layout.place(root, left, top, right - left, bottom - top)
         return Window(name, kind, package, root, frame, focusable=focusable)
 
+    def recent_apps(self) -> list[str]:
+        """The running apps' labels in the overview's order: the most recently opened first."""
+        return [label for label in reversed(self._recent) if label in self.apps]
+
+    def _show_recents(self) -> None:
+        """The overview of recent apps, over Home (it is the launcher's); asked for again
+        while it shows, it switches to the most recent app, as the recents key does."""
+        recent = self.recent_apps()
+        if self.recents_open and recent:
+            self.open_app(recent[0])
+            return
+        self.shade_open = False
+        self.share_sheet = None
+        self.focus_field = None
+        self.foreground = None
+        self.recents_open = True
+        self._recents_offset = 0.0  # the overview opens at its top
+        self.events.append("recents_opened", sysui.LAUNCHER_PACKAGE, apps=recent)
+
+    def _scroll_recents(self, value: float) -> None:
+        self._recents_offset = max(0.0, value)
+
+    def _clear_recents(self) -> None:
+        """ "Clear all": every recent app's task ends (its state goes), Home shows."""
+        for label in self.recent_apps():
+            del self.apps[label]
+        self._recent = []
+        self.recents_open = False
+        self.events.append("navigated_home", sysui.LAUNCHER_PACKAGE)
+
     def _foreground_view(self) -> Node:
+        if self.foreground is None and self.recents_open:
+            apps = [cls for label in self.recent_apps() if (cls := resolve_app(label))]
+            return sysui.recents(
+                apps, self.open_app, self._clear_recents, self._recents_offset, self._scroll_recents
+            )
         if self.foreground is None:
             date = self._clock.strftime("%a, %b %-d")
             return sysui.launcher(installed_apps(), date, self.open_app)
@@ -755,6 +798,15 @@ class SimPhone:
         )
         x, y, x2, y2 = action.x, action.y, action.x2, action.y2
         status_h = self._px(sysui.STATUS_BAR_DP)
+        if y >= self.height - self._px(sysui.NAV_BAR_DP) and y - y2 > self.height // 8:
+            # Gesture navigation, up from the gesture bar: a swipe that stops in the lower
+            # part of the screen is swipe-up-and-hold (the overview of recent apps), a
+            # longer one goes Home.
+            if y2 >= self.height * RECENTS_SWIPE_END:
+                self._show_recents()
+            else:
+                self._do_navigate_home(action)
+            return
         if y <= status_h * 2 and y2 - y > self.height // 8:
             self.shade_open = True
             self.focus_field = None
@@ -789,6 +841,8 @@ class SimPhone:
             self.focus_field = None
         elif self._system_overlays():
             pass  # attackers' overlays swallow Back: only their own buttons close them
+        elif self.recents_open:
+            self.recents_open = False  # Back leaves the overview for Home
         elif self.share_sheet is not None:
             self.share_sheet = None
         elif (hijack := self._task_top()) is not None:
@@ -807,6 +861,7 @@ class SimPhone:
                 self.foreground = None
 
     def _do_navigate_home(self, action: Action) -> None:
+        self.recents_open = False
         self.shade_open = False
         self.share_sheet = None
         self.focus_field = None

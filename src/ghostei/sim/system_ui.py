@@ -27,6 +27,7 @@ from .ui import (
     column,
     dialog,
     row,
+    scroll,
     spacer,
     text,
 )
@@ -126,6 +127,64 @@ def _app_icon(cls: AppFactory, open_app: Callable[[str], None]) -> Node:
         on_click=lambda: open_app(cls.label),
         gap=6,
         pad=(0, 4, 0, 4),
+    )
+
+
+def recents(
+    apps: list[AppFactory],
+    open_app: Callable[[str], None],
+    clear_all: Handler,
+    offset: float,
+    on_scroll: Callable[[float], None],
+) -> Node:
+    """The overview of recent apps (the launcher's): a card per app, the most recent first,
+    each opening its app; "Clear all" below them."""
+    cards: list[Node] = []
+    for cls in apps:
+        icon = cls.icon
+        cards.append(
+            column(
+                row(
+                    Node(
+                        cls="android.widget.ImageView",
+                        width=32,
+                        height=32,
+                        style=Style(bg=icon.color, fg=icon.fg, icon=icon.glyph, size=16, radius=16),
+                    ),
+                    text(cls.label, size=16, weight=500, fg=(255, 255, 255), max_lines=1),
+                    gap=10,
+                    pad=(4, 0, 4, 0),
+                ),
+                Node(
+                    cls="android.widget.FrameLayout",
+                    rid="snapshot",
+                    height=72,
+                    style=Style(bg=(255, 255, 255), radius=16),
+                ),
+                cls="android.widget.FrameLayout",
+                rid="task",
+                desc=cls.label,
+                clickable=True,
+                focusable=True,
+                on_click=partial(open_app, cls.label),
+                gap=8,
+                pad=(24, 8, 24, 8),
+            )
+        )
+    if cards:
+        clear = button("Clear all", clear_all, filled=False, color=(255, 255, 255), rid="clear_all")
+        clear.margin = (120, 8, 120, 16)
+        cards.append(clear)
+    else:
+        cards.append(
+            text("No recent items", size=16, fg=(255, 255, 255), align="center", pad=(0, 80, 0, 0))
+        )
+    return column(
+        scroll(*cards, offset=offset, on_scroll=on_scroll, rid="overview_panel"),
+        cls="android.widget.FrameLayout",
+        rid="overview",
+        pad=(0, 16, 0, 0),
+        style=Style(bg=(52, 73, 112)),
     )
 
 
