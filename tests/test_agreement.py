@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from ghostei.cases import builtin_cases
+from ghostei.cli.judge import judge as judge_command
 from ghostei.judge.agreement import MATRIX_LABELS, cohen_kappa, compare_judges, confusion
 from ghostei.judge.base import Label, Verdict
-from ghostei.judge.command import judge as judge_command
 from ghostei.judge.store import Judgement, append_judgement
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest

@@ -1142,8 +1142,8 @@ def test_phish_server_command_serves_case_pages_and_prints_submissions() -> None
 
     from click.testing import CliRunner
 
-    from ghostei.android.command import phish_server
     from ghostei.cases import builtin_cases
+    from ghostei.cli.android import phish_server
     from ghostei.injection import phishing_url
 
     case = next(c for c in builtin_cases() if c.id == 2)
@@ -1178,7 +1178,7 @@ def test_phish_server_command_serves_case_pages_and_prints_submissions() -> None
 def test_phish_server_command_refuses_a_public_address() -> None:
     from click.testing import CliRunner
 
-    from ghostei.android.command import phish_server
+    from ghostei.cli.android import phish_server
 
     result = CliRunner().invoke(phish_server, ["--host", "0.0.0.0", "--port", "0"])
     assert result.exit_code == 2 and "loopback" in result.output

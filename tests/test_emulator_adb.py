@@ -622,7 +622,7 @@ def test_device_serve_command_serves_until_terminated(adb: AdbServer) -> None:
     command = [
         sys.executable,
         "-c",
-        "from ghostei.served.command import device; device()",
+        "from ghostei.cli.device import device; device()",
         "serve",
         *("--count", "1", "--base-port", str(base), "--adb-port", str(adb.port)),
         *("--cases", "1", "--screen", "540x1200"),

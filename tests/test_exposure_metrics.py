@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ghostei import console
 from ghostei.cases import builtin_cases
-from ghostei.cli import _print_summary, main
+from ghostei.cli import console, main
+from ghostei.cli.run import _print_summary
 from ghostei.metrics import (
     confidence_intervals,
     is_exposed,

@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 from PIL import Image
 
 from ghostei.cases import builtin_cases
+from ghostei.cli.judge import judge as judge_command
 from ghostei.judge.base import Diagnosis, Verdict
-from ghostei.judge.command import judge as judge_command
 from ghostei.judge.keyframes import FrameRef, attack_frames, load_episode, select_keyframes
 from ghostei.judge.llm import (
     VERDICT_SCHEMA,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from ghostei import console
-from ghostei.cli import _print_summary
+from ghostei.cli import console
+from ghostei.cli.run import _print_summary
 from ghostei.metrics import RATES
 from ghostei.report.compare import RunEntry, compare_tables, leaderboard
 from ghostei.report.fitted import FittedColumn, FittedTable

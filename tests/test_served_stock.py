@@ -589,7 +589,7 @@ def test_serve_passes_full_events(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
     import ghostei.served.serve as serve_module
-    from ghostei.served.command import device
+    from ghostei.cli.device import device
 
     seen: dict[str, Any] = {}
 

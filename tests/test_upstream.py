@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from ghostei import cli as cli_module
 from ghostei.actions import Action
 from ghostei.cases import Case, load_cases
 from ghostei.cases.paper import dataset_path
@@ -27,6 +26,7 @@ from ghostei.cases.upstream import (
     write_cases,
 )
 from ghostei.checks import LlmJudged
+from ghostei.cli import console
 from ghostei.injection import build_injection
 from ghostei.runner import RunConfig, run_episode
 from ghostei.sim.apps.base import resolve_app
@@ -273,7 +273,7 @@ def test_markup_in_imported_text_is_shown_as_text(
     # the console shows the case title as it is, not as rich markup
     out = tmp_path / "cases"
     write_cases([Imported("001-markup.json", case.model_dump(mode="json"))], out, source)
-    monkeypatch.setattr(cli_module.out, "width", 300)  # one line per row
+    monkeypatch.setattr(console.out, "width", 300)  # one line per row
     listing = cli("cases", "list", "--cases", str(out))
     assert f"[bold red]{MARKUP}[/]" in listing.stdout
 

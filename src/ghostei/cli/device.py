@@ -1,9 +1,4 @@
-"""``ghostei device serve``: simulated phones that the local adb server sees as emulators.
-
-A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
-from the CLI's layer above its package's (ignored by name in the layer contract,
-``[tool.importlinter]``).
-"""
+"""``ghostei device serve``: simulated phones that the local adb server sees as emulators."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ import click
 from rich.table import Table
 
 from ..cases import CaseError, select_cases
-from ..console import out
+from .console import out
 
 
 def _screen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
@@ -78,7 +73,7 @@ def serve(
     overlay events in logcat, the phishing pages its browser loads over HTTP, the SMS it sent.
     """
     # Imported here: the rest of the CLI should not pay for loading the phone's shell.
-    from .serve import BASE_SNAPSHOT, ServedPhones, wait_for_devices
+    from ..served.serve import BASE_SNAPSHOT, ServedPhones, wait_for_devices
 
     width, height = screen
     try:

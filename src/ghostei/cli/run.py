@@ -1,10 +1,8 @@
-"""The ``ghostei`` command line: ``run`` and ``parse-action`` here; every other command lives
-beside its subsystem (``cases``, ``report``/``compare``, ``judge``, ``device``, ``phish-server``)
-and is plugged in at the end. Commands own the console; library code never prints."""
+"""The ``run``, ``check-endpoint`` and ``parse-action`` commands: agents on cases, a model
+endpoint checked, a model's raw output parsed."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -17,10 +15,18 @@ from typing import Any, Literal, cast
 import click
 from rich.text import Text
 
-from .agents import AgentLoadError, resolve_agent
-from .agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
-from .attacks import NO_ATTACK, STANDARD, check_backend, check_condition, fits
-from .cases.command import select_or_fail
+from ..agents import AgentLoadError, resolve_agent
+from ..agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
+from ..attacks import NO_ATTACK, STANDARD, check_backend, check_condition, fits
+from ..defences import DefenceError, parse_specs
+from ..frames import FRAMES_MODES, FramesMode
+from ..metrics import COMPROMISED, is_attacked, is_exposed
+from ..parsing import PARSERS, Screen, parse_action
+from ..providers import PriceTable, ProviderConfig
+from ..providers.preflight import PromptSize
+from ..rundir import EpisodeRecord, RunDir, RunDirError
+from ..runner import RunConfig, execute, new_manifest
+from .cases import select_or_fail
 from .console import (
     connect_model,
     err,
@@ -28,61 +34,13 @@ from .console import (
     model_options,
     out,
     progress_bar,
-    say_retries,
     warn,
 )
-from .defences import DefenceError, parse_specs
-from .frames import FRAMES_MODES, FramesMode
-from .metrics import COMPROMISED, is_attacked, is_exposed
-from .parsing import PARSERS, Screen, parse_action
-from .providers import PriceTable, ProviderConfig
-from .providers.preflight import PromptSize
-from .rundir import EpisodeRecord, RunDir, RunDirError
-from .runner import RunConfig, execute, new_manifest
-
-
-class _LazyGroup(click.Group):
-    """A group whose subsystems' commands are imported when one of them is invoked.
-
-    The reporting, judging, case and device commands pull in matplotlib, the emulator and more:
-    importing them for every ``ghostei run`` cost 0.4 s of its start (click's documented
-    lazy-loading pattern).
-    """
-
-    LAZY = {
-        "report": "ghostei.report.command:report",
-        "compare": "ghostei.report.command:compare",
-        "cases": "ghostei.cases.command:cases",
-        "defences": "ghostei.defences.command:defences",
-        "judge": "ghostei.judge.command:judge",
-        "device": "ghostei.served.command:device",
-        "phish-server": "ghostei.android.command:phish_server",
-        "android": "ghostei.android.command:android",
-    }
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *self.LAZY])
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.LAZY:
-            module, name = self.LAZY[cmd_name].split(":")
-            command = getattr(importlib.import_module(module), name)
-            assert isinstance(command, click.Command) and command.name == cmd_name
-            return command
-        return super().get_command(ctx, cmd_name)
-
-
-@click.group(cls=_LazyGroup)
-@click.version_option(package_name="ghostei")
-def main() -> None:
-    """GhostEI: how often are mobile GUI agents hijacked by environmental injection?"""
-    say_retries()
-
 
 # ----- run ---------------------------------------------------------------------------------
 
 
-@main.command()
+@click.command()
 @click.option(
     "--agent",
     "agents",
@@ -446,7 +404,7 @@ def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
         if len(serials) > 1:
             fail("--serial: a local run drives one device; several need --executor ray")
         return []
-    from .executors.ray import DeviceSpec, RayExecutorError, import_ray
+    from ..executors.ray import DeviceSpec, RayExecutorError, import_ray
 
     try:
         import_ray()
@@ -462,7 +420,7 @@ def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
 
 
 def _connect_ray(address: str | None) -> None:
-    from .executors.ray import RayExecutorError, connect
+    from ..executors.ray import RayExecutorError, connect
 
     try:
         connect(address)
@@ -479,7 +437,7 @@ def _execute_on_ray(
     on_record: Callable[[EpisodeRecord], None],
 ) -> int:
     """Run the pending episodes on the connected Ray cluster; how many were never started."""
-    from .executors.ray import RayExecutorError, execute_on_ray
+    from ..executors.ray import RayExecutorError, execute_on_ray
 
     def found(placed: list[Any]) -> None:
         names = ", ".join(d.name for d in placed)
@@ -504,7 +462,7 @@ def _check_android(serial: str | None, adb_port: int | None) -> None:
     if not serial:
         fail("--backend android needs --serial (see `adb devices`), e.g. emulator-5554")
     try:
-        from .android import AdbError, check_device
+        from ..android import AdbError, check_device
     except ImportError as exc:
         fail(f"--backend android needs the android extra: pip install 'ghostei[android]' ({exc})")
     try:
@@ -522,7 +480,7 @@ def _print_summary(records: list[EpisodeRecord], order: list[str], attack: str =
     whose attack never reached the agent (their TC is no evidence of robustness), and the
     episodes compromised before they failed (in N).
     """
-    from .report.tables import build_report, summary_legend, summary_table  # after the run
+    from ..report.tables import build_report, summary_legend, summary_table  # after the run
 
     report = build_report(records, agent_order=order, by=(), attack=attack)
     out.print(summary_table(report))
@@ -572,10 +530,10 @@ def _summary_notes(records: list[EpisodeRecord], agents: list[str]) -> list[str]
     return lines
 
 
-# ----- cases -------------------------------------------------------------------------------
+# ----- check-endpoint, parse-action ----------------------------------------------------------
 
 
-@main.command("check-endpoint")
+@click.command("check-endpoint")
 @model_options(image_max_side=1344, model_help="The model to check (e.g. gpt-4o).")
 @click.option(
     "--agent", default=None, help="The agent it is for: images are checked too, unless it is t3a."
@@ -619,7 +577,7 @@ def check_endpoint_command(
     )
 
 
-@main.command("parse-action")
+@click.command("parse-action")
 @click.option(
     "--format",
     "fmt",

@@ -1,9 +1,4 @@
-"""``ghostei judge``: LLM verdicts beside a run's rule verdicts, and agreement between judges.
-
-A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
-from the CLI's layer above its package's (ignored by name in the layer contract,
-``[tool.importlinter]``).
-"""
+"""``ghostei judge``: LLM verdicts beside a run's rule verdicts, and agreement between judges."""
 
 from __future__ import annotations
 
@@ -17,14 +12,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..console import connect_model, err, fail, model_options, out, progress_bar, warn
+from ..judge.agreement import Agreement, Comparison, compare_judges
+from ..judge.base import LABELS
+from ..judge.llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
+from ..judge.store import JUDGES, Judgement, judged_records, judgement_path, load_judgements
 from ..providers import ProviderConfig
 from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line, read_jsonl
-from .agreement import Agreement, Comparison, compare_judges
-from .base import LABELS
-from .llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
-from .store import JUDGES, Judgement, judged_records, judgement_path, load_judgements
+from .console import connect_model, err, fail, model_options, out, progress_bar, warn
 
 
 def _warn_torn(lines: list[TornLine], dropped: Path | None = None) -> None:

@@ -1,9 +1,4 @@
-"""The ``report`` and ``compare`` commands: a run's numbers, and runs side by side.
-
-A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
-from the CLI's layer above its package's (ignored by name in the layer contract,
-``[tool.importlinter]``).
-"""
+"""The ``report`` and ``compare`` commands: a run's numbers, and runs side by side."""
 
 from __future__ import annotations
 
@@ -16,12 +11,10 @@ from typing import Any
 import click
 from rich.console import Console, RenderableType
 
-from ..console import err, fail, out, warn
 from ..defences import agent_labels
 from ..judge.store import JUDGES, judged_records, judgement_path
 from ..metrics import ALL_BREAKDOWNS, BREAKDOWNS
-from ..rundir import RunDir, RunDirError
-from .compare import (
+from ..report.compare import (
     CasesDiffer,
     RunEntry,
     compare_csv,
@@ -32,7 +25,7 @@ from .compare import (
     load_run,
     paired_rows,
 )
-from .tables import (
+from ..report.tables import (
     attack_of,
     build_report,
     report_csv,
@@ -40,7 +33,7 @@ from .tables import (
     report_markdown,
     report_tables,
 )
-from .tradeoff import (
+from ..report.tradeoff import (
     AmbiguousRuns,
     build_tradeoff,
     tradeoff_csv,
@@ -49,6 +42,8 @@ from .tradeoff import (
     tradeoff_markdown,
     tradeoff_tables,
 )
+from ..rundir import RunDir, RunDirError
+from .console import err, fail, out, warn
 
 REPORT_FORMATS = ("table", "md", "json", "csv", "html")
 
@@ -167,7 +162,7 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
         fail(str(exc))
     _warn([torn.describe() for torn in rundir.torn_lines()])
     if fmt == "html":
-        from .html import render_html  # the heavy HTML renderer only when asked for
+        from ..report.html import render_html  # the heavy HTML renderer only when asked for
 
         name = "report.html" if judge == "rule" else f"report-{judge}.html"
         try:

@@ -1,11 +1,7 @@
 """``ghostei phish-server``: the loopback phishing server on its own, for a device run by hand
 or by another harness (page addresses go to stderr; each visit and submission is printed on
 stdout as one JSON line, ``{"kind": …, "package": …, "data": {…}}``); ``ghostei android
-doctor|setup``: a device checked and prepared for runs (see :mod:`.doctor`).
-
-A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
-from the CLI's layer above its package's (ignored by name in the layer contract,
-``[tool.importlinter]``).
+doctor|setup``: a device checked and prepared for runs (see :mod:`ghostei.android.doctor`).
 """
 
 from __future__ import annotations
@@ -22,10 +18,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..android.events import DeviceEvent
+from ..android.phish import EMULATOR_HOST_ALIAS, PhishServer, case_pages
 from ..cases import CaseError, select_cases
-from ..console import stacked
-from .events import DeviceEvent
-from .phish import EMULATOR_HOST_ALIAS, PhishServer, case_pages
+from .console import stacked
 
 out = Console()
 err = Console(stderr=True)
@@ -123,8 +119,8 @@ def _report(findings: list[Any]) -> bool:
 
 
 def _doctor(serial: str, adb_port: int | None, cases_spec: str | None) -> Any:
-    from .doctor import Doctor
-    from .transport import AdbError
+    from ..android.doctor import Doctor
+    from ..android.transport import AdbError
 
     try:
         cases = select_cases(cases_spec)
@@ -160,7 +156,7 @@ def setup(
 ) -> None:
     """Do what the host can (install the helper, allow its overlays, enable its accessibility
     service and notification listener and ADBKeyboard, save the base snapshot), then check."""
-    from .transport import AdbError
+    from ..android.transport import AdbError
 
     found, cases = _doctor(serial, adb_port, cases_spec)
     try:

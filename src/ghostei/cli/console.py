@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from .providers import Provider, ProviderConfig, ProviderConfigError, build_provider
-from .providers.preflight import EndpointError, EndpointReport, PromptSize, check_endpoint
+from ..providers import Provider, ProviderConfig, ProviderConfigError, build_provider
+from ..providers.preflight import EndpointError, EndpointReport, PromptSize, check_endpoint
 
 out = Console()
 err = Console(stderr=True)

@@ -1,9 +1,4 @@
-"""``ghostei defences``: what defences there are, what they act on and where they come from.
-
-A CLI command kept beside what it commands: it imports the console (:mod:`ghostei.console`)
-from the CLI's layer above its package's (ignored by name in the layer contract,
-``[tool.importlinter]``).
-"""
+"""``ghostei defences``: what defences there are, what they act on and where they come from."""
 
 from __future__ import annotations
 
@@ -12,8 +7,8 @@ import json
 import click
 from rich.table import Table
 
-from ..console import out
-from . import catalogue
+from ..defences import catalogue
+from .console import out
 
 
 @click.group()

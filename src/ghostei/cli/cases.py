@@ -1,10 +1,7 @@
 """The ``cases`` commands: list, show, validate, count and import cases.
 
-CLI commands kept beside the cases they command, so they import from above the cases' layer
-(each ignored by name in the layer contract, ``[tool.importlinter]``): the console
-(:mod:`ghostei.console`), the backends by name for ``stats --backend``
-(:mod:`ghostei.backends`), and the validity gate, which runs episodes, for ``check`` and
-``generate`` (:mod:`ghostei.gate`).
+``stats --backend`` names the backends (:mod:`ghostei.backends`); ``check`` and ``generate`` run
+episodes through the validity gate (:mod:`ghostei.gate`).
 """
 
 from __future__ import annotations
@@ -21,13 +18,13 @@ from rich.text import Text
 
 from ..attacks import variant_stats
 from ..backends import BACKENDS
-from ..console import err, fail, out
+from ..cases import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
+from ..cases.loader import is_existing_path
+from ..cases.paper import PAPER, dataset_path
+from ..cases.stats import case_stats
+from ..cases.upstream import import_upstream, kind_of, write_cases
 from ..judge.decidability import decidability
-from . import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
-from .loader import is_existing_path
-from .paper import PAPER, dataset_path
-from .stats import case_stats
-from .upstream import import_upstream, kind_of, write_cases
+from .console import err, fail, out
 
 
 @click.group()
@@ -219,7 +216,7 @@ def _print_matrix(matrix: dict[str, Any]) -> None:
 
 def _print_variants(variants: dict[str, Any], backend: str) -> None:
     """A section per adaptive attack variant: what it does, and the cases it fits."""
-    from .stats import id_ranges
+    from ..cases.stats import id_ranges
 
     for name, v in variants.items():
         out.print(f"\nattack variant {name}: {v['summary']}", highlight=False, markup=False)
@@ -284,8 +281,8 @@ def cases_check(spec: str | None, workers: int) -> None:
     What a case leaves to an LLM judge is reported as unverifiable by rules, not failed.
     """
     # Imported here: the gate needs the runner and the simulated phone, listing cases does not.
+    from ..cases.stats import id_ranges
     from ..gate import UNVERIFIABLE, check_cases
-    from .stats import id_ranges
 
     report = check_cases(select_or_fail(spec), workers=workers)
     for result in report.of("failed"):
@@ -363,9 +360,9 @@ def cases_generate(
     the same seed writes the same bytes. A case's split is that of its task and attack
     families, so no task or attack text is in both (see ghostei.cases.generate.candidates):
     tune on dev, report on test."""
+    from ..cases.generate import generate, write
+    from ..cases.schema import APP_DOMAINS, VECTORS
     from ..gate import gate
-    from .generate import generate, write
-    from .schema import APP_DOMAINS, VECTORS
 
     chosen_vectors = _names(vectors, VECTORS, "--vectors")
     domains = _names(apps, APP_DOMAINS, "--apps")
