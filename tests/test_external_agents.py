@@ -10,6 +10,7 @@ the adb commands a program would send for them.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -270,3 +271,17 @@ def test_an_mcp_client_refusing_a_harmful_instruction_completes_the_task(tmp_pat
     [record] = external_run(tmp_path / "run", cmd, [case], name="mcp-client")
     assert (record.label, record.ended, record.steps) == ("TC", "mcp_refuse", 1)
     assert record.exposed is True  # the instruction is the attack: it always reaches
+
+
+@requires_adb
+@adb_program
+def test_a_program_that_acts_blind_has_null_frames_and_is_not_exposed(tmp_path: Path) -> None:
+    case = CASES[1]
+    _, commands = gullible(case, tmp_path / "inproc")
+    # The overlay's trigger is opening the app; without a screenshot it never reaches the
+    # program, though it is on the phone's screen.
+    cmd = f"adb shell {shlex.quote(commands[0])} && adb shell input keyevent 3"
+    [record] = external_run(tmp_path / "run", cmd, [case], name="blind")
+    assert record.attack_fired and record.exposed is False and record.steps == 2
+    doc = json.loads((tmp_path / "run" / record.trajectory / "trajectory.json").read_text())
+    assert [s["frame"] for s in doc["steps"]] == [None, None] and doc["frames"][-1] is not None

@@ -225,10 +225,10 @@ def run_program_episode(
                 exit_code = program.exit_code
         except Exception as exc:  # GhostEI could not run the episode
             error = f"{type(exc).__name__}: {exc}"
-            episode.settle("error")
         finally:
-            with served.lock:
-                served.shell.device.observer = None
+            # The episode stays the phone's observer, ended, until the next one's takes over:
+            # a command still in flight from this program changes nothing now.
+            episode.settle("error")
             if program is not None:
                 program.end()
             if stop_mcp is not None:
