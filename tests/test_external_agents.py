@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 from ghostei.actions import Action
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
+from ghostei.cli import main
 from ghostei.integrations.external import execute_external, expand_command, name_from_command
 from ghostei.integrations.external.commands import adb_commands
 from ghostei.integrations.tools import action_to_tool_call
@@ -285,3 +287,59 @@ def test_a_program_that_acts_blind_has_null_frames_and_is_not_exposed(tmp_path: 
     assert record.attack_fired and record.exposed is False and record.steps == 2
     doc = json.loads((tmp_path / "run" / record.trajectory / "trajectory.json").read_text())
     assert [s["frame"] for s in doc["steps"]] == [None, None] and doc["frames"][-1] is not None
+
+
+# ----- the command line ------------------------------------------------------------------------
+
+
+def ghostei(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@requires_adb
+@adb_program
+def test_ghostei_run_agent_cmd_runs_records_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cmd = f"sh {AGENTS / 'quits.sh'}"
+    result = ghostei("run", "--agent-cmd", cmd, "--cases", "1-2", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "manifest.json").read_text())["config"]
+    assert (config["agents"], config["agent_cmd"], config["episode_timeout"]) == (
+        ["quits"],
+        cmd,
+        600.0,
+    )
+    records = RunDir(out).records()
+    assert [(r.case, r.agent, r.label, r.ended) for r in records] == [
+        (1, "quits", "BF", "exited"),
+        (2, "quits", "BF", "exited"),
+    ]
+    # An interrupted run: its last record lost; --resume runs that episode with the command.
+    lines = (out / "episodes.jsonl").read_text().splitlines(keepends=True)
+    (out / "episodes.jsonl").write_text(lines[0])
+    result = ghostei("run", "--resume", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert [(r.case, r.agent, r.label) for r in RunDir(out).records()] == [
+        (1, "quits", "BF"),
+        (2, "quits", "BF"),
+    ]
+    result = ghostei("run", "--resume", "--out", str(out), "--agent-cmd", "sh other.sh")
+    assert result.exit_code == 2 and "--agent-cmd 'sh other.sh': the run has" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent-cmd", "x", "--defence", "overlay-gate"], "defences wrap GhostEI's own agents"),
+        (["--agent-cmd", "x", "--agent", "oracle"], "--agent: the program is the agent"),
+        (["--agent-cmd", "x", "--backend", "android"], "the program's phones are served phones"),
+        (["--agent-cmd", " "], "give the command that starts your agent program"),
+        (["--agent-name", "mine"], "--agent-name needs --agent-cmd"),
+        (["--episode-timeout", "5"], "--episode-timeout needs --agent-cmd"),
+        (["--agent-cmd", "x", "--episode-timeout", "0"], "--episode-timeout"),
+    ],
+)
+def test_what_an_agent_cmd_run_refuses(tmp_path: Path, args: list[str], message: str) -> None:
+    result = ghostei("run", *args, "--cases", "1", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not (tmp_path / "run").exists()

@@ -183,6 +183,28 @@ from .console import (
     metavar="NAME",
     help="An adaptive variant of the attacks, on the cases it fits (see `ghostei cases stats`).",
 )
+@click.option(
+    "--agent-cmd",
+    default=None,
+    metavar="CMD",
+    help="An agent program of your own as the agent: a shell command, started per case on a "
+    "served phone it drives over adb (or MCP); {serial} and {instruction} are replaced. See "
+    "docs/external-agents.md.",
+)
+@click.option(
+    "--agent-name",
+    default=None,
+    metavar="NAME",
+    help="The --agent-cmd agent's name in records (default: from the command).",
+)
+@click.option(
+    "--episode-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Seconds an --agent-cmd episode may run; then the program is ended and the "
+    "episode judged.",
+)
 def run(
     agents: tuple[str, ...],
     cases_spec: str | None,
@@ -220,12 +242,22 @@ def run(
     defences: tuple[str, ...],
     no_attack: bool,
     attack_variant: str | None,
+    agent_cmd: str | None,
+    agent_name: str | None,
+    episode_timeout: float,
 ) -> None:
     """Run agents on cases on the simulated phone and print a table per agent.
 
     Framework agents (mobile-agent-v2, appagent, uitars, uitars-v1, m3a, t3a) need --model;
-    your own agent is --agent path/to/agent.py:ClassName or package.module:ClassName.
+    your own agent is --agent path/to/agent.py:ClassName or package.module:ClassName; an
+    agent program of your own that drives an Android phone is --agent-cmd CMD.
     """
+    if agent_cmd is None:
+        for option in ("agent_name", "episode_timeout"):
+            if _given_on_command_line(option) and not resume:
+                fail(f"--{option.replace('_', '-')} needs --agent-cmd")
+    elif not resume:
+        _check_agent_cmd(agent_cmd, agents)
     devices = _executor_options(executor, serials)
     if resume:
         if out is None:
@@ -253,7 +285,7 @@ def run(
                 f"--resume {out}: the run was started with other options; resume it without "
                 "them, or start a new run:\n  " + "\n  ".join(conflicts)
             )
-        for name in config.agents:
+        for name in config.agents if config.agent_cmd is None else ():
             try:  # an agent that no longer loads would fail every resumed episode
                 resolve_agent(name)
             except AgentLoadError as exc:
@@ -342,6 +374,11 @@ def run(
             defences=defences,
             attack=attack,
         )
+        if agent_cmd is not None:
+            name = agent_name or _external_name(agent_cmd)
+            config = replace(
+                config, agents=(name,), agent_cmd=agent_cmd, episode_timeout=episode_timeout
+            )
         out = out or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
         rundir = RunDir(out)
     if config.backend == "android" and executor == "local" and not config.serial:
@@ -366,7 +403,9 @@ def run(
         already = len(rundir.records())
         with progress_bar() as progress:
             task = progress.add_task("episodes", total=total, completed=already)
-            if executor == "ray":
+            if config.agent_cmd is not None:
+                _execute_external(rundir, config, cases, concurrency or 1, progress, task)
+            elif executor == "ray":
                 not_started = _execute_on_ray(
                     rundir, config, cases, devices, ray_cpus, lambda r: progress.advance(task)
                 )
@@ -393,6 +432,56 @@ def run(
         warn(f"{not_started} episode(s) not started: every device was lost; --resume runs them")
     if errors or not_started:
         sys.exit(1)
+
+
+def _check_agent_cmd(agent_cmd: str, agents: tuple[str, ...]) -> None:
+    """Refuse what an --agent-cmd run cannot do, before anything starts (exit 2)."""
+    if not agent_cmd.strip():
+        fail("--agent-cmd: give the command that starts your agent program")
+    # Each option that acts on GhostEI's own agents, or on another kind of run.
+    refused = {
+        "agents": "--agent: the program is the agent",
+        "defences": "--defence: defences wrap GhostEI's own agents, not a program",
+        "model": "--model: the program brings its own model",
+        "backend": "--backend: the program's phones are served phones",
+        "executor": "--executor: --agent-cmd runs on this machine",
+        "reflection": "--reflection: an ablation of GhostEI's own agents",
+        "thinking": "--thinking: an ablation of GhostEI's own agents",
+        "workers": "--workers: programs are processes of their own; use --concurrency",
+    }
+    for option, why in refused.items():
+        if _given_on_command_line(option):
+            fail(f"--agent-cmd does not take {why}")
+
+
+def _external_name(agent_cmd: str) -> str:
+    from ..integrations.external import name_from_command
+
+    return name_from_command(agent_cmd)
+
+
+def _execute_external(
+    rundir: RunDir,
+    config: RunConfig,
+    cases: list[Any],
+    concurrency: int,
+    progress: Any,
+    task: Any,
+) -> None:
+    """Run an --agent-cmd run's pending episodes (its programs on served phones)."""
+    from ..integrations.external import ExternalRunError, execute_external
+    from ..integrations.external.adb import AdbMissing
+
+    try:
+        execute_external(
+            rundir,
+            config,
+            cases,
+            concurrency=concurrency,
+            on_record=lambda r: progress.advance(task),
+        )
+    except (ExternalRunError, AdbMissing) as exc:
+        fail(str(exc))
 
 
 def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
@@ -620,6 +709,9 @@ _RUN_FIELDS: dict[str, Callable[[RunConfig], Any]] = {
     "defences": lambda c: c.defences,
     "no_attack": lambda c: c.attack == NO_ATTACK,
     "attack_variant": lambda c: c.attack if c.attack not in (STANDARD, NO_ATTACK) else None,
+    "agent_cmd": lambda c: c.agent_cmd,
+    "agent_name": lambda c: c.agents[0] if c.agent_cmd is not None else None,
+    "episode_timeout": lambda c: c.episode_timeout,
 }
 _MODEL_FIELDS = (
     "model",

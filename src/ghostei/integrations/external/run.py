@@ -70,18 +70,7 @@ def execute_external(
     binary = adb_binary()
     finished: list[EpisodeRecord] = []
     closing: list[threading.Thread] = []
-    with (
-        adb_server(binary) as server,
-        ServedPhones(
-            count,
-            base_port=base_port,
-            adb_server_port=server.port,
-            width=config.width,
-            height=config.height,
-            cases=[],
-            register=False,
-        ) as phones,
-    ):
+    with adb_server(binary) as server, _serve(count, base_port, server.port, config) as phones:
         server.attach([p.adb_port for p in phones.phones], phones.serials)
         free: queue.Queue[ServedPhone] = queue.Queue()
         for phone in phones.phones:
@@ -105,6 +94,25 @@ def execute_external(
         for thread in closing:
             thread.join()
     return finished
+
+
+def _serve(count: int, base_port: int, adb_port: int, config: RunConfig) -> ServedPhones:
+    """``count`` served phones from ``base_port`` on, or from the next ports free for all of
+    them (as an emulator takes the next free port when a user's own emulator has 5554)."""
+    for port in range(base_port, base_port + 16 * 2 * count, 2 * count):  # 16 tries
+        try:
+            return ServedPhones(
+                count,
+                base_port=port,
+                adb_server_port=adb_port,
+                width=config.width,
+                height=config.height,
+                cases=[],
+                register=False,
+            )
+        except OSError:
+            continue  # a port of the range is taken
+    raise RuntimeError(f"no free ports for {count} served phone(s) from {base_port} on")
 
 
 def mcp_server(closing: list[threading.Thread]) -> McpServe | None:
