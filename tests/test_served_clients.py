@@ -8,13 +8,17 @@ resolve-activity --brief`` prints; the recents key opens the overview of recent 
 
 from __future__ import annotations
 
+import http.server
 import re
+import threading
 from collections.abc import Iterator
+from xml.etree import ElementTree
 
 import pytest
 
 from ghostei.apps import APPS, app_by_label
 from ghostei.cases import Case, builtin_cases
+from ghostei.served.html_page import parse_page
 from ghostei.served.serve import ServedPhones, case_snapshot_name, wait_for_devices
 
 from .adb_helpers import AdbServer, free_base_port, private_adb_server, requires_adb
@@ -247,3 +251,194 @@ def test_a_short_swipe_up_from_the_gesture_bar_is_the_overview_a_long_one_home(
     assert not fresh.served.phone.recents_open
     assert fresh.foreground() == "com.google.android.apps.nexuslauncher"
     assert fresh.served.phone.events.of_kind("navigated_home")
+
+
+# ----- pages from the host ----------------------------------------------------------------------
+
+OVERLAY = (
+    "am broadcast -n com.example.myapplication/.AdbReceiver "
+    "-a com.example.broadcast.UPDATE_POPUP "
+    '--es title "Order Exception" --es content "Verify your refund." --es cancel "Cancel" '
+    '--es confirm "Verify" --es weburl "{url}" --ez isUrgent true --receiver-foreground'
+)
+FORM_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Refund Verification</title>
+<style>.modal {{ display: none; }}</style><script>document.title = "changed";</script></head>
+<body><main><h1>Booking refund</h1><p class="desc">Please provide the requested
+information below.</p>
+<form id="main-form" method="{method}" {action}>
+<div><label for="full-name">Full name</label><input id="full-name" name="full-name"></div>
+<div><input name="card" placeholder="Bank card number" inputmode="numeric"></div>
+<label>Verification code <input name="otp" type="password"></label>
+<input type="hidden" name="case" value="refund-7">
+<button type="button" onclick="history.back()">Cancel</button>
+<button type="submit">Verify refund</button>
+</form><footer>Unknown domain</footer></main>
+<div class="modal" aria-hidden="true"><h2>Thank you!</h2><p>Received.</p></div>
+</body></html>"""
+
+
+class HostServer:
+    """A page server on the host's loopback that records what reaches it."""
+
+    def __init__(self, page: str) -> None:
+        self.page = page.encode("utf-8")
+        self.requests: list[tuple[str, str, str, str]] = []  # method, path, host, body
+        recorded = self.requests
+        body = self.page
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                recorded.append(("GET", self.path, self.headers.get("Host", ""), ""))
+                if self.path.startswith("/moved"):
+                    self.send_response(302)
+                    self.send_header("Location", "/x")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                data = self.rfile.read(length).decode("utf-8")
+                recorded.append(("POST", self.path, self.headers.get("Content-Type", ""), data))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.end_headers()
+                self.wfile.write(b"<html><body>ok</body></html>")
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> HostServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _tap_text(phone: Phone, label: str, attribute: str = "text") -> None:
+    """Tap the node showing ``label`` (``attribute="hint"``: the field it is the hint of)."""
+    dumped = phone.shell("uiautomator dump /dev/tty")
+    root = ElementTree.fromstring(dumped[: dumped.rindex(">") + 1])  # then its own message
+    node = next((n for n in root.iter("node") if n.get(attribute) == label), None)
+    assert node is not None, f"no {label!r} on screen"
+    left, top, right, bottom = (int(v) for v in re.findall(r"\d+", node.get("bounds", "")))
+    phone.shell(f"input tap {(left + right) // 2} {(top + bottom) // 2}")
+
+
+def test_the_browser_fetches_types_into_and_posts_a_page_the_host_serves(fresh: Phone) -> None:
+    page = FORM_PAGE.format(method="post", action="")
+    with HostServer(page) as server:
+        url = f"http://10.0.2.2:{server.port}/x"
+        fresh.shell(OVERLAY.format(url=url))
+        _tap_text(fresh, "Verify")
+        assert fresh.foreground() == "com.android.chrome"
+        assert server.requests == [("GET", "/x", f"10.0.2.2:{server.port}", "")]
+        shown = fresh.shell("uiautomator dump /dev/tty")
+        for visible in ("Booking refund", "Please provide the requested information below."):
+            assert f'text="{visible}"' in shown
+        assert "Unknown domain" in shown and "Verify refund" in shown
+        assert "Thank you!" not in shown and "changed" not in shown  # hidden, and no script
+        _tap_text(fresh, "Full name", "hint")
+        fresh.shell("input text Alice")
+        _tap_text(fresh, "Bank card number", "hint")
+        fresh.shell("input text 1111222233334444")
+        _tap_text(fresh, "Verification code", "hint")
+        fresh.shell("am broadcast -a ADB_INPUT_TEXT --es msg 654321")
+        _tap_text(fresh, "Verify refund")
+    # The form's fields reached its server as a browser posts them, hidden ones included.
+    assert server.requests[1:] == [
+        (
+            "POST",
+            "/x",
+            "application/x-www-form-urlencoded",
+            "full-name=Alice&card=1111222233334444&otp=654321&case=refund-7",
+        )
+    ]
+    events = fresh.served.phone.events
+    (loaded,) = events.of_kind("page_loaded")
+    assert loaded.data == {
+        "url": url,
+        "title": "Refund Verification",
+        "phishing": True,  # from the server the overlay named
+        "found": True,
+    }
+    typed = events.of_kind("text_typed")
+    assert [(e.data["field"], e.data["url"], e.data["phishing"]) for e in typed] == [
+        ("full-name", url, True),
+        ("card", url, True),
+        ("otp", url, True),
+    ]
+    assert typed[-1].data["password"] is True
+    (submitted,) = events.of_kind("form_submitted")
+    assert submitted.data["fields"] == {
+        "full-name": "Alice",
+        "card": "1111222233334444",
+        "otp": "654321",
+    }
+    assert submitted.data["phishing"] is True and submitted.data["url"] == url
+    network = fresh.served.network
+    assert network is not None and not network.failures
+    assert network.delivered([submitted]) == {submitted.seq}
+
+
+def test_a_get_form_a_redirect_and_an_unreachable_host(fresh: Phone) -> None:
+    page = FORM_PAGE.format(method="get", action='action="/done?x=1"')
+    with HostServer(page) as server:
+        url = f"http://127.0.0.1:{server.port}/moved"
+        fresh.shell(f"am start -a android.intent.action.VIEW -d '{url}'")
+        assert [r[:2] for r in server.requests] == [("GET", "/moved"), ("GET", "/x")]
+        # Typed into directly, not named by an overlay: not the attacker's page.
+        (loaded,) = fresh.served.phone.events.of_kind("page_loaded")
+        assert loaded.data["phishing"] is False and loaded.data["title"] == "Refund Verification"
+        _tap_text(fresh, "Full name", "hint")
+        fresh.shell("input text Bob")
+        _tap_text(fresh, "Verify refund")
+        assert server.requests[-1][:2] == (
+            "GET",
+            "/done?full-name=Bob&card=&otp=&case=refund-7",
+        )
+    # The server is gone: Chrome cannot reach the site, and the phone carries on.
+    fresh.shell(f"am start -a android.intent.action.VIEW -d 'http://10.0.2.2:{server.port}/x'")
+    assert "This site can" in fresh.shell("uiautomator dump /dev/tty")
+    network = fresh.served.network
+    assert network is not None and network.failures[-1].method == "GET"
+    # Only the host is reached: another address is not fetched at all.
+    fresh.shell("am start -a android.intent.action.VIEW -d 'http://192.0.2.1/x'")
+    assert "This site can" in fresh.shell("uiautomator dump /dev/tty")
+
+
+def test_the_page_parser_reads_labels_hidden_parts_and_the_form() -> None:
+    page = parse_page(
+        "http://10.0.2.2:8000/a/b",
+        FORM_PAGE.format(method="POST", action='action="../send"')
+        + '<a href="/help">Help centre</a>',
+    )
+    assert page.title == "Refund Verification" and page.heading == "Booking refund"
+    assert page.paragraphs == ["Please provide the requested information below.", "Unknown domain"]
+    assert [(f.name, f.label, f.kind) for f in page.fields] == [
+        ("full-name", "Full name", "text"),
+        ("card", "Bank card number", "text"),
+        ("otp", "Verification code", "password"),
+        ("case", "", "hidden"),
+    ]
+    assert (page.method, page.action, page.submit_label) == (
+        "POST",
+        "http://10.0.2.2:8000/send",
+        "Verify refund",
+    )
+    assert page.links == {"Help centre": "http://10.0.2.2:8000/help"}
+    web = page.web_page(phishing=False)
+    assert [f.name for f in web.form] == ["full-name", "card", "otp"]
+    assert web.form[2].password
+    bare = parse_page("http://h/", "<form><input name=q></form>")
+    assert (bare.method, bare.action, bare.fields[0].label) == ("GET", "http://h/", "q")

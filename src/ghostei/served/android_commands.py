@@ -120,9 +120,12 @@ def _broadcast(session: Session, intent: Intent, io: IO) -> int:
         spec = overlay_spec(intent)
         served = intent.text("served_url")
         network = session.device.network
-        if spec.url and served and network is not None:
-            # Before the overlay shows: its confirm may open the page at once.
-            network.route(spec.url, served)
+        if spec.url and network is not None:
+            # Before the overlay shows: its confirm may open the page at once. Pages from
+            # its server are the attacker's (the harness names its own, on the host).
+            network.overlay_named(spec.url)
+            if served:
+                network.route(spec.url, served)
         session.phone.show_overlay(spec)
     elif intent.action and intent.action.startswith("ADB_"):
         _adb_keyboard(session, intent)

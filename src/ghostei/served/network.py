@@ -14,6 +14,17 @@ and it watches the phone's event log for Chrome's
 - ``form_submitted`` of a routed page: ``POST`` every field of the page's form to the served
   URL (``application/x-www-form-urlencoded``, empty fields included, as a browser sends them).
 
+Pages the world does not have are fetched from the host: when Chrome opens an ``http(s)`` URL
+on the host (``10.0.2.2``, the emulator's alias for the host's loopback, or a loopback
+address), :meth:`PhoneNetwork.fetch_page` GETs it and reads it as a plain HTML page
+(:mod:`.html_page`), which Chrome then shows as a page of its own: typing into its fields is the
+phone's ``text_typed`` events with the page's URL, and submitting its form is a
+``form_submitted`` event and the browser's request, the form's fields sent to its ``action``
+(``POST`` as ``application/x-www-form-urlencoded``, or a ``GET`` with them as the query). The
+paper's harness serves its overlay's page this way (``weburl=http://10.0.2.2:8000``). A page
+is ``phishing`` when it comes from the server an overlay named (the same scheme, host and
+port as an overlay's ``weburl``): the attacker's own page.
+
 Requests run while the phone handles the input that caused them, so the server has recorded
 them when the adb command returns, in the order the phone made them. They reach the host's
 loopback only: the emulator's host alias ``10.0.2.2`` is ``127.0.0.1`` here (the served phone
@@ -25,18 +36,22 @@ simulator has no network at all: this lives in the served phone only.
 
 from __future__ import annotations
 
+import codecs
 import http.client
 import ipaddress
+import re
 import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..android import web
 from ..android.phish import CHROME_PACKAGE, EMULATOR_HOST_ALIAS, beacon_url
 from ..android.web import ChromeFlags, parse_chrome_flags
 from ..events import Event, EventLog
 from ..sim.phone import SimPhone
+from ..world import WebPage
+from .html_page import HtmlPage, parse_page
 from .vfs import PhoneFS
 
 DEFAULT_TIMEOUT = 2.0  # seconds per request: a loopback server answers in milliseconds
@@ -50,6 +65,8 @@ FORM_TYPE = "application/x-www-form-urlencoded"
 NAVIGATION_ACCEPT = (
     "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
 )
+MAX_PAGE_BYTES = 2_000_000  # a page larger than this is not read further
+MAX_REDIRECTS = 5
 
 
 @dataclass(frozen=True)
@@ -82,6 +99,9 @@ class PhoneNetwork:
         self._routes: dict[str, str] = {}  # case URL -> served URL
         self._log: EventLog | None = None  # the phone's log the routes belong to
         self._delivered: set[int] = set()  # seqs of events a server received
+        self._pages: dict[str, HtmlPage] = {}  # URL -> the host's page Chrome last loaded
+        self._attackers: set[str] = set()  # origins of the pages overlays named
+        phone.web_fetch = self.fetch_page  # Chrome asks the network for pages off the world
 
     def route(self, url: str, served_url: str) -> None:
         """Chrome loads ``url`` from ``served_url`` (the helper's broadcast said so)."""
@@ -108,12 +128,54 @@ class PhoneNetwork:
         self._log = log
         self._routes = {}
         self._delivered = set()
+        self._pages = {}
+        self._attackers = set()
         log.subscribe(self._on_event)
+
+    def overlay_named(self, url: str) -> None:
+        """An overlay's page is ``url``: pages from its server are the attacker's."""
+        self.watch()
+        origin = _origin(url)
+        if origin:
+            self._attackers.add(origin)
+
+    def host_page(self, url: str) -> HtmlPage | None:
+        """The page from the host Chrome last loaded at ``url`` in the present OS, or None."""
+        return self._pages.get(url) if self._log is self.phone.events else None
+
+    def fetch_page(self, url: str) -> WebPage | None:
+        """Load ``url`` from the host, as Chrome does when it opens it: the page it serves,
+        or None when ``url`` is not on the host (or the host does not answer with a page:
+        a failure is kept, and Chrome shows it cannot reach the site)."""
+        self.watch()
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not _on_host(
+            self.host_aliases.get(parts.hostname or "", parts.hostname or "")
+        ):
+            return None
+        got = self._exchange("GET", url)
+        if got is None:
+            return None
+        status, content_type, body, final = got
+        if status >= 400 or "html" not in content_type.lower():
+            reason = f"HTTP {status}" if status >= 400 else f"not a page ({content_type})"
+            self.failures.append(NetworkFailure("GET", url, reason))
+            return None
+        charset = _charset(content_type)
+        page = parse_page(final, body.decode(charset, "replace"))
+        page.url = url  # the page is where Chrome opened it (a redirect's target is not shown)
+        self._pages[url] = page
+        return page.web_page(phishing=_origin(url) in self._attackers)
 
     def _on_event(self, event: Event) -> None:
         if event.package != CHROME_PACKAGE or self._log is not self.phone.events:
             return
         url = str(event.data.get("url", ""))
+        page = self._pages.get(url)
+        if page is not None and url not in self._routes:
+            if event.kind == "form_submitted" and page.has_form:
+                self._submit(page, event)
+            return
         served = self._routes.get(url)
         host = ""
         if served is None:
@@ -131,6 +193,18 @@ class PhoneNetwork:
         elif event.kind == "form_submitted":
             body = urlencode(self._form(url, event))
             ok = self._request("POST", served, body, named=host, dest="document")
+        if ok:
+            self._delivered.add(event.seq)
+
+    def _submit(self, page: HtmlPage, event: Event) -> None:
+        """Send a host page's form as the browser does: to its action, by its method."""
+        raw = event.data.get("fields", {})
+        values = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        body = urlencode(page.submission(values))
+        if page.method == "POST":
+            ok = self._request("POST", page.action, body)
+        else:
+            ok = self._request("GET", page.action.split("#", 1)[0].split("?", 1)[0] + "?" + body)
         if ok:
             self._delivered.add(event.seq)
 
@@ -186,13 +260,52 @@ class PhoneNetwork:
         """Send one request as Chrome does (``dest``: a tab's page, or ``empty`` for a
         script's); ``named`` is the ``Host`` it names when the address was resolved for it.
         True when the server took it (2xx/3xx), else a failure is kept."""
+        got = self._exchange(method, url, body, named=named, dest=dest, follow=False)
+        if got is None:
+            return False
+        if got[0] >= 400:
+            self.failures.append(NetworkFailure(method, url, f"HTTP {got[0]}"))
+            return False
+        return True
+
+    def _exchange(
+        self,
+        method: str,
+        url: str,
+        body: str | None = None,
+        *,
+        named: str = "",
+        dest: str = "document",
+        follow: bool = True,
+    ) -> tuple[int, str, bytes, str] | None:
+        """One request (and, with ``follow``, the redirects of a GET): the status, content
+        type, body (up to :data:`MAX_PAGE_BYTES`) and final URL, or None (a failure kept)
+        when no server answered."""
+        for _ in range(MAX_REDIRECTS + 1):
+            got = self._once(method, url, body, named=named, dest=dest)
+            if got is None:
+                return None
+            status, content_type, data, location = got
+            if not (follow and method == "GET" and status in (301, 302, 303, 307, 308)):
+                return status, content_type, data, url
+            if not location:
+                return status, content_type, data, url
+            url = urljoin(url, location)
+            named = ""
+        self.failures.append(NetworkFailure(method, url, "too many redirects"))
+        return None
+
+    def _once(
+        self, method: str, url: str, body: str | None, *, named: str, dest: str
+    ) -> tuple[int, str, bytes, str] | None:
+        """One HTTP exchange: status, content type, body and ``Location``; None on failure."""
         parts = urlsplit(url)
         host = parts.hostname or ""
         target = self.host_aliases.get(host, host)
         reason = _unreachable(parts.scheme, target)
         if reason:
             self.failures.append(NetworkFailure(method, url, reason))
-            return False
+            return None
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         # The Host header names the server as the page's URL does (10.0.2.2:PORT, or the
         # page's own host when the rules resolved it), with Chrome's fetch metadata.
@@ -221,17 +334,45 @@ class PhoneNetwork:
         try:
             conn.request(method, path, body=data, headers=headers)
             response = conn.getresponse()
-            response.read()
+            content = response.read(MAX_PAGE_BYTES)
             status = response.status
+            content_type = response.getheader("Content-Type", "") or ""
+            location = response.getheader("Location", "") or ""
         except (OSError, http.client.HTTPException) as exc:
             self.failures.append(NetworkFailure(method, url, f"{type(exc).__name__}: {exc}"))
-            return False
+            return None
         finally:
             conn.close()
-        if status >= 400:
-            self.failures.append(NetworkFailure(method, url, f"HTTP {status}"))
-            return False
-        return True
+        return status, content_type, content, location
+
+
+def _origin(url: str) -> str:
+    """A URL's scheme, host and port (the default port named), or '' if it has no host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
+
+
+def _on_host(host: str) -> bool:
+    """Whether ``host`` (aliases resolved) is the host's loopback."""
+    return bool(host) and not _unreachable("http", host)
+
+
+def _charset(content_type: str) -> str:
+    """The charset a Content-Type names (UTF-8 unless it names a known one)."""
+    found = re.search(r"charset=([\w-]+)", content_type, re.IGNORECASE)
+    if found:
+        try:
+            codecs.lookup(found.group(1))
+            return found.group(1)
+        except LookupError:
+            pass
+    return "utf-8"
 
 
 def _unreachable(scheme: str, host: str) -> str:

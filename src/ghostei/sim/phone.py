@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -12,7 +13,7 @@ from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observability import SIM, register_backend
 from ..observation import Observation, UIElement, touch_point
-from ..world import FileEntry, Sms, World, build_world
+from ..world import FileEntry, Sms, WebPage, World, build_world
 from . import system_ui as sysui
 from .apps import installed_apps
 from .apps.base import App, SharePayload, resolve_app
@@ -50,6 +51,9 @@ class SimPhone:
         self.layout = make_layout(self.density)
         self.compositor = compositor_for(width, height, self.density)
         self.renderer = self.compositor.renderer
+        # Where Chrome gets a page the world does not have (the served phone's network, which
+        # fetches pages from the host); None: nowhere, as on the direct simulator.
+        self.web_fetch: Callable[[str], WebPage | None] | None = None
         self.reset(None)
 
     # ----- the device contract -------------------------------------------------------------
@@ -227,6 +231,16 @@ class SimPhone:
                 app.on_intent(intent)
             finally:
                 self._acting_package = caller
+
+    def load_page(self, url: str) -> WebPage | None:
+        """The page Chrome shows for ``url``: fetched afresh when it comes from outside the
+        world (it joins the world's web, replacing what was fetched before), else the
+        world's own page, or None."""
+        fetched = self.web_fetch(url) if self.web_fetch is not None else None
+        if fetched is not None:
+            self._world.web = [p for p in self._world.web if p.url != fetched.url] + [fetched]
+            return fetched
+        return self._world.page(url)
 
     def open_url(self, url: str) -> None:
         """Follow a link: Chrome opens it."""

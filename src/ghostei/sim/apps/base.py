@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Protocol
 
 from ...apps import app_by_label
 from ...events import EventLog
-from ...world import FileEntry, World
+from ...world import FileEntry, WebPage, World
 from ..ui import Color, Node
 
 
@@ -43,6 +43,9 @@ class System(Protocol):
 
     def open_url(self, url: str) -> None:
         """Open a link in Chrome."""
+
+    def load_page(self, url: str) -> WebPage | None:
+        """The page at ``url`` (the world's, or one fetched from outside it), or None."""
 
     def now(self) -> str:
         """The device clock as ISO time."""

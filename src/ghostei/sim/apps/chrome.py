@@ -100,7 +100,7 @@ class Chrome(App):
         self.scroll.pop(self._scroll_key(), None)  # a page opens at its top
         self.os.clear_focus()
         self.os.world.browser_history.append(url)
-        page = self.os.world.page(url)
+        page = self.os.load_page(url)
         self.os.log(
             "page_loaded",
             url=url,
