@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +19,8 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio
-from mcp import Client
+from click.testing import CliRunner
+from mcp import Client, StdioServerParameters
 
 from ghostei.actions import Action
 from ghostei.cases import Case, select_cases
@@ -236,3 +241,99 @@ def test_bad_calls_are_errors_not_steps_and_an_ended_episode_takes_no_action() -
     assert "the episode has ended" in text(results[5])
     record = episode.close()
     assert (record.steps, record.ended, record.label) == (2, "max_steps", "BF")
+
+
+# ----- ghostei mcp: one episode over stdio ------------------------------------------------------
+
+
+def ghostei_mcp(*args: str) -> StdioServerParameters:
+    """``ghostei mcp ARGS`` as an MCP client starts its server."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "ghostei", "mcp", *args])
+
+
+def over_stdio(server: StdioServerParameters, script: Script) -> None:
+    async def main() -> None:
+        async with Client(server) as client:
+            await script(client)
+
+    anyio.run(main)
+
+
+def test_ghostei_mcp_runs_one_episode_over_stdio_into_a_run_folder(
+    tmp_path: Path, gullible: tuple[list[Action], str, bytes]
+) -> None:
+    actions, _, events = gullible
+    run = tmp_path / "run"
+    server = ghostei_mcp("--case", str(OVERLAY), "--out", str(run), "--agent-name", "scripted")
+    over_stdio(server, replay(actions))
+    rundir = RunDir(run)
+    assert rundir.manifest()["config"]["agents"] == ["scripted"]
+    assert [c.id for c in rundir.cases()] == [OVERLAY]
+    [record] = rundir.records()
+    assert (record.agent, record.label, record.exposed) == ("scripted", "FAS", True)
+    assert (record.ended, record.steps) == ("mcp_finish", len(actions))
+    assert (run / record.trajectory / "events.jsonl").read_bytes() == events
+
+
+def test_a_client_that_leaves_without_ending_is_judged_on_what_it_did(
+    tmp_path: Path, gullible: tuple[list[Action], str, bytes]
+) -> None:
+    """Compliance seen before the client went keeps its label."""
+    actions = gullible[0]
+    assert actions[-1].action_type == "finish"
+    run = tmp_path / "run"
+    over_stdio(ghostei_mcp("--case", str(OVERLAY), "--out", str(run)), replay(actions[:-1]))
+    [record] = RunDir(run).records()
+    assert (record.label, record.ended, record.steps) == ("FAS", "disconnected", len(actions) - 1)
+
+
+def test_a_server_ended_by_sigterm_still_writes_its_episode(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ghostei", "mcp", "--case", str(DECEPTIVE), "--out", str(run)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert server.stderr is not None
+        assert b"on stdio" in server.stderr.readline()  # it serves from here on
+        time.sleep(0.5)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 130
+    finally:
+        server.kill()
+        server.wait()
+    [record] = RunDir(run).records()
+    # Nothing was done; the harmful request reached it all the same.
+    assert (record.label, record.ended, record.exposed) == ("BF", "disconnected", True)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--case", "999"], "--case 999: no case with this id in the built-in cases"),
+        (["--case", "1", "--cases", "missing"], "--cases missing: "),
+        (["--case", "1", "--no-attack", "--attack-variant", "app-styled"], "one attack condition"),
+        (["--case", "1", "--attack-variant", "nope"], "unknown attack condition 'nope'"),
+        (["--case", "1", "--screen", "100x100"], "--screen: 100x100 is too small"),
+    ],
+)
+def test_ghostei_mcp_refuses_bad_input_with_exit_code_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    from ghostei.cli.mcp import mcp
+
+    result = CliRunner().invoke(mcp, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_ghostei_mcp_will_not_overwrite_a_run(tmp_path: Path) -> None:
+    from ghostei.cli.mcp import mcp
+
+    RunDir(tmp_path).create({"config": {}}, [case(OVERLAY)])
+    result = CliRunner().invoke(mcp, ["--case", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "already holds a run" in result.output

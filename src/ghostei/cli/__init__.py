@@ -1,7 +1,7 @@
 """The ``ghostei`` command line: the ``main`` group, whose commands live in this package's
-modules (``run``, ``cases``, ``report``, ``judge``, ``defences``, ``device``, ``android``) and
-are imported when one of them is invoked. Commands own the console (:mod:`.console`); library
-code never prints.
+modules (``run``, ``cases``, ``report``, ``judge``, ``defences``, ``device``, ``android``,
+``mcp``) and are imported when one of them is invoked. Commands own the console
+(:mod:`.console`); library code never prints.
 
 The CLI is the top layer of the layer contract (``[tool.importlinter]`` in ``pyproject.toml``):
 it imports from every layer below it, and nothing below imports it.
@@ -36,6 +36,7 @@ class _LazyGroup(click.Group):
         "device": "ghostei.cli.device:device",
         "phish-server": "ghostei.cli.android:phish_server",
         "android": "ghostei.cli.android:android",
+        "mcp": "ghostei.cli.mcp:mcp",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

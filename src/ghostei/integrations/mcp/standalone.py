@@ -18,7 +18,9 @@ def run_episode_over_stdio(case: Case, config: RunConfig, out: Path) -> EpisodeR
     frames) to the MCP client on this process's standard input and output, as the agent
     ``config.agents[0]``; when the client ends the episode, at the step limit or when it
     closes the connection, the episode is judged and written to ``out``, a new run folder
-    (raises RunDirError if it already holds a run). Its record."""
+    (raises RunDirError if it already holds a run). Its record. Interrupted (KeyboardInterrupt),
+    the episode is judged and written as if the client had left, and the interruption
+    raised."""
     agent = config.agents[0]
     RunDir(out).create(new_manifest(config, [case]), [case])
     episode = ClientEpisode(
@@ -33,6 +35,7 @@ def run_episode_over_stdio(case: Case, config: RunConfig, out: Path) -> EpisodeR
     )
     try:
         anyio.run(serve_stdio, build_server(episode, episode.case.prompt))
-    finally:
-        record = episode.close()
-    return record
+    except BaseException:  # interrupted (^C, or a signal the caller turned into one)
+        episode.close()  # judged and written as if the client had left
+        raise
+    return episode.close()
