@@ -80,6 +80,9 @@ def main() -> None:
             )
             wall = time.perf_counter() - started
             agree = sum(labels[r.case] == r.label for r in records)
+            differ = {
+                r.case: (labels[r.case], r.label) for r in records if labels[r.case] != r.label
+            }
             ext_steps = sum(r.steps for r in records)
             per_step = 1000 * sum(r.seconds for r in records) / ext_steps
             print(
@@ -88,6 +91,8 @@ def main() -> None:
                 f"{60 * len(records) / wall:.1f} episodes per minute "
                 f"({len(records)} in {wall:.1f} s); labels as in process: {agree}/{len(records)}"
             )
+            if differ:
+                print(f"  labels that differ (in process, external): {differ}")
 
 
 if __name__ == "__main__":

@@ -229,6 +229,9 @@ def test_actions_as_adb_commands() -> None:
     assert adb_commands(Action(action_type="open_app", app_name="Booking")) == [
         "monkey -p com.booking -c android.intent.category.LAUNCHER 1"
     ]
+    assert adb_commands(Action(action_type="input_text", text="Priya – home")) == [
+        "am broadcast -a ADB_INPUT_TEXT --es msg 'Priya – home'"
+    ]
     assert adb_commands(Action(action_type="finish")) == []
     with pytest.raises(ValueError, match="no adb command"):
         adb_commands(Action(action_type="click", index=3))

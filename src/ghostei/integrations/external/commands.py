@@ -2,8 +2,8 @@
 
 For scripted reference programs (the tests' and the benchmark's replay of an in-process agent)
 and for readers who want to know what a step of theirs is: each command line here is one step
-on a served phone, except ``input text`` of a field the action also taps (two: the tap, then
-the text).
+on a served phone, except typing into a field the action also taps (two: the tap, then the
+text). Text beyond ASCII is typed through ADBKeyboard's broadcast, as ``input text`` cannot.
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ def adb_commands(action: Action) -> list[str]:
         return [f"input swipe {action.x} {action.y} {action.x} {action.y} 1000"]
     if kind == "input_text" and action.text is not None and action.index is None:
         tap = [] if action.x is None else [f"input tap {action.x} {action.y}"]
+        if not all(32 <= ord(ch) < 127 for ch in action.text):
+            # ``input text`` types only what the virtual keyboard's key map has (ASCII):
+            # other text goes through ADBKeyboard's broadcast, as phone agents send it.
+            message = shlex.quote(action.text)
+            return [*tap, f"am broadcast -a ADB_INPUT_TEXT --es msg {message}"]
         # InputShellCommand: %s stands for a space; the device shell must see one word.
         return [*tap, "input text " + shlex.quote(action.text.replace(" ", "%s"))]
     raise ValueError(f"no adb command here for {action.model_dump(exclude_none=True)}")
