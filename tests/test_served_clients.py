@@ -195,6 +195,67 @@ def test_resolve_activity_brief_gives_the_component_appium_launches(fresh: Phone
     assert dump.startswith(f"{MATCH_LINE}true\nActivityInfo:\n  name=com.android.settings.Settings")
 
 
+# ----- what other clients read ------------------------------------------------------------------
+
+
+def test_the_forms_common_clients_parse(fresh: Phone) -> None:
+    fresh.shell("am start -W -n com.tiim.goforexx24/.MainActivity")
+    # Appium's adb library: the focused app from `dumpsys window displays`...
+    focused = re.search(
+        r"mFocusedApp.+Record\{.*\s([^\s/}]+)/([^\s/},]+),?(\s[^\s/}]+)*\}",
+        fresh.shell("dumpsys window displays"),
+    )
+    assert focused is not None and focused.groups()[:2] == ("com.tiim.goforexx24", ".MainActivity")
+    # ... the lock screen from `dumpsys window` (none: the emulator has no keyguard) ...
+    window = fresh.shell("dumpsys window")
+    for unlocked in ("mShowingLockscreen=false", "mDreamingLockscreen=false", "mIsShowing=false"):
+        assert unlocked in window
+    assert fresh.shell("dumpsys window policy").startswith("WINDOW MANAGER POLICY STATE")
+    # ... and, on older APIs, a package's launcher activity from its dump.
+    dump = fresh.shell("dumpsys package com.chartreux.photo_note")
+    main = dump.split("android.intent.action.MAIN:", 1)[1].splitlines()[1].split()
+    assert main[1:3] == ["com.chartreux.photo_note/.MainActivity", "filter"]
+    assert 'Category: "android.intent.category.LAUNCHER"' in dump
+    assert "versionName=1.0" in dump
+    # Mobile MCP servers: the focused window.
+    current = fresh.shell("dumpsys window | grep mCurrentFocus").strip()
+    assert current.endswith("u0 com.tiim.goforexx24/com.tiim.goforexx24.MainActivity}")
+    # Midscene: the orientation from the input service, the size and density from wm.
+    assert fresh.shell("dumpsys input | grep SurfaceOrientation").split() == [
+        "SurfaceOrientation:",
+        "0",
+    ]
+    width, height = fresh.served.phone.width, fresh.served.phone.height
+    assert fresh.shell("wm size") == f"Physical size: {width}x{height}\n"
+    assert fresh.shell("wm density").startswith("Physical density: ")
+    assert "Display Power: state=ON" in fresh.shell("dumpsys power")
+
+
+def test_ime_enables_and_selects_adb_keyboard_as_clients_do(fresh: Phone) -> None:
+    adb_ime = "com.android.adbkeyboard/.AdbIME"
+    gboard = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+    assert fresh.shell("ime list -a -s").split() == [gboard, adb_ime]
+    assert fresh.shell(f"ime disable {adb_ime}") == f"Input method {adb_ime}: now disabled\n"
+    assert fresh.shell("ime list -s").split() == [gboard]
+    assert fresh.shell(f"ime enable {adb_ime}") == f"Input method {adb_ime}: now enabled\n"
+    assert fresh.shell(f"ime enable {adb_ime}") == f"Input method {adb_ime}: already enabled\n"
+    assert fresh.shell(f"ime set {adb_ime}") == f"Input method {adb_ime} selected for user #0\n"
+    assert fresh.shell("settings get secure default_input_method").strip() == adb_ime
+    assert f"mCurMethodId={adb_ime}" in fresh.shell("dumpsys input_method")
+    assert fresh.shell("cmd input_method list -s").split() == [gboard, adb_ime]
+    unknown = fresh.adb.adb(
+        "shell", "ime set com.droidrun.portal/.DroidrunKeyboardIME", serial=fresh.serial
+    )
+    assert unknown.returncode == 255 and b"Unknown input method" in unknown.stderr
+    # ADBKeyboard types into the focused field.
+    fresh.shell("monkey -p com.android.chrome -c android.intent.category.LAUNCHER 1")
+    _tap_text(fresh, "Search or type URL", "hint")
+    fresh.shell("am broadcast -a ADB_INPUT_TEXT --es msg 'hello there'")
+    assert "hello there" in fresh.shell("uiautomator dump /dev/tty")
+    fresh.shell("ime reset")
+    assert fresh.shell("settings get secure default_input_method").strip() == gboard
+
+
 # ----- the recents key --------------------------------------------------------------------------
 
 

@@ -331,6 +331,7 @@ _SERVICES = {
     "package": "pm",
     "activity": "am",
     "input": "input",
+    "input_method": "ime",
     "settings": "settings",
     "window": "wm",
 }

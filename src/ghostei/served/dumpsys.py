@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from ..sim.phone import SimPhone
 from .commands import IO, Session, command
+from .ime import GBOARD, SELECTED
+from .package_manager import LAUNCHER_CATEGORY, MAIN, launchable
 from .packages import (
     LAUNCHER,
     apk_path,
@@ -33,6 +35,7 @@ from .packages import (
     uid,
 )
 from .screen import activity_record, describe, focused_window, task_id, window_token
+from .settings_provider import setting_get
 
 SEPARATOR = "-" * 79
 DISPLAY_UNIQUE_ID = "local:4619827259835644672"
@@ -186,14 +189,88 @@ def window_displays(phone: SimPhone) -> str:
     )
 
 
+# The window policy's state: awake, screen on, no keyguard (the lines lock-screen checks read:
+# Appium's ``mShowingLockscreen``, ``mDreamingLockscreen``, ``isStatusBarKeyguard`` and the
+# keyguard state monitor's ``mIsShowing``).
+POLICY = """WINDOW MANAGER POLICY STATE (dumpsys window policy)
+    mSafeMode=false mSystemReady=true mSystemBooted=true
+    mCameraLensCoverState=LENS_COVER_ABSENT
+    mLidState=LID_ABSENT mLidBehavior=LID_BEHAVIOR_NONE
+    mDockMode=EXTRA_DOCK_STATE_UNDOCKED
+    mDefaultDisplayPolicy.mAwake=true
+    mShowingLockscreen=false mShowingDream=false mDreamingLockscreen=false
+    mScreenOnEarly=true mScreenOnFully=true
+    mKeyguardDrawComplete=true mWindowManagerDrawComplete=true
+    isStatusBarKeyguard=false
+    KeyguardServiceDelegate
+      showing=false
+      inputRestricted=false
+      occluded=false
+      secure=false
+      dreaming=false
+      systemIsReady=true
+      deviceHasKeyguard=false
+      enabled=true
+      currentUser=0
+      bootCompleted=true
+      screenState=SCREEN_STATE_ON
+      interactiveState=INTERACTIVE_STATE_AWAKE
+      KeyguardStateMonitor
+        mIsShowing=false
+        mSimSecure=false
+        mInputRestricted=false
+        mTrusted=false
+        mCurrentUserId=0
+"""
+
+
 def window_all(phone: SimPhone) -> str:
     """``dumpsys window``: its sections, separated as dumpsys separates them."""
-    policy = (
-        "WINDOW MANAGER POLICY STATE (dumpsys window policy)\n"
-        "    mSafeMode=false mSystemReady=true mSystemBooted=true\n"
-        "    mDockMode=EXTRA_DOCK_STATE_UNDOCKED\n"
+    return f"{SEPARATOR}\n".join([POLICY, window_displays(phone), window_windows(phone)])
+
+
+def input_service(phone: SimPhone) -> str:
+    """``dumpsys input``: the touch screen's surface (Midscene reads ``SurfaceOrientation``)."""
+    w, h = phone.width, phone.height
+    return (
+        "INPUT MANAGER (dumpsys input)\n"
+        "\n"
+        "Input Manager State:\n"
+        "  Interactive: true\n"
+        "  System UI Lights Out: false\n"
+        "  Pointer Speed: 0\n"
+        "  Pointer Gestures Enabled: true\n"
+        "  Show Touches: false\n"
+        "\n"
+        "Event Hub State:\n"
+        "  BuiltInKeyboardId: -2\n"
+        "  Devices:\n"
+        "    2: virtio_input_multi_touch_1\n"
+        "      Classes: TOUCH | TOUCH_MT\n"
+        "\n"
+        "Input Reader State (Nums of device: 1):\n"
+        "  Device 2: virtio_input_multi_touch_1\n"
+        "    Generation: 2\n"
+        "    IsExternal: false\n"
+        "    AssociatedDisplayPort: <none>\n"
+        "    Sources: TOUCHSCREEN\n"
+        "    Touch Input Mapper (mode - DIRECT):\n"
+        "      Parameters:\n"
+        "        DeviceType: touchScreen\n"
+        "        Orientation: ROTATION_0\n"
+        f"      Viewport INTERNAL: displayId=0, uniqueId={DISPLAY_UNIQUE_ID}, port=0, "
+        f"orientation=0, logicalFrame=[0, 0, {w}, {h}], physicalFrame=[0, 0, {w}, {h}], "
+        f"deviceSize=[{w}, {h}], isActive=[1]\n"
+        f"      DisplayBounds: {w}x{h}\n"
+        f"      SurfaceWidth: {w}px\n"
+        f"      SurfaceHeight: {h}px\n"
+        "      SurfaceLeft: 0\n"
+        "      SurfaceTop: 0\n"
+        "      SurfaceOrientation: 0\n"
+        f"      Translation and Scaling Factors:\n"
+        "        XScale: 1.000\n"
+        "        YScale: 1.000\n"
     )
-    return f"{SEPARATOR}\n".join([policy, window_displays(phone), window_windows(phone)])
 
 
 def display(phone: SimPhone) -> str:
@@ -220,13 +297,12 @@ def display(phone: SimPhone) -> str:
     )
 
 
-def input_method(phone: SimPhone) -> str:
-    """``dumpsys input_method``: whether the soft keyboard is up."""
+def input_method(phone: SimPhone, selected: str = GBOARD) -> str:
+    """``dumpsys input_method``: the selected input method and whether the keyboard is up."""
     shown = "true" if phone.observe().keyboard_shown else "false"
     return (
         "Current Input Method Manager state:\n"
-        "  mCurMethodId=com.google.android.inputmethod.latin/"
-        "com.android.inputmethod.latin.LatinIME\n"
+        f"  mCurMethodId={selected}\n"
         f"  mInputShown={shown}\n"
         f"  mShowRequested={shown}\n"
     )
@@ -254,12 +330,15 @@ POWER = """POWER MANAGER (dumpsys power)
 Power Manager State:
   mDirty=0x0
   mWakefulness=Awake
+  mWakefulnessRaw=Awake
   mWakefulnessChanging=false
   mIsPowered=true
   mPlugType=1
   mStayOn=false
   mHoldingWakeLockSuspendBlocker=true
   mHoldingDisplaySuspendBlocker=true
+
+Display Power: state=ON
 """
 
 
@@ -283,6 +362,22 @@ def package(phone: SimPhone, name: str) -> str:
     )
 
 
+def resolver_table(name: str) -> str:
+    """The ``Activity Resolver Table`` a package's dump starts with: its launcher activity's
+    MAIN/LAUNCHER filter (what Appium's adb library reads on older APIs)."""
+    found = [r for r in launchable() if r.package == name]
+    if not found:
+        return ""
+    lines = ["Activity Resolver Table:", "  Non-Data Actions:", f"      {MAIN}:"]
+    for resolved in found:
+        lines += [
+            f"        {hash_hex('r' + name)} {resolved.component} filter {hash_hex('f' + name)}",
+            f'          Action: "{MAIN}"',
+            f'          Category: "{LAUNCHER_CATEGORY}"',
+        ]
+    return "\n".join(lines) + "\n\n"
+
+
 @command("dumpsys")
 def dumpsys(session: Session, argv: list[str], io: IO) -> int:
     """dumpsys SERVICE [ARGS]: activity, window, display, input_method, power, battery, ..."""
@@ -304,18 +399,23 @@ def dumpsys(session: Session, argv: list[str], io: IO) -> int:
             io.write(window_windows(phone))
         elif what in ("displays", "d"):
             io.write(window_displays(phone))
+        elif what in ("policy", "p"):
+            io.write(POLICY)
         else:
             io.write(window_all(phone))
     elif service == "display":
         io.write(display(phone))
     elif service == "input_method":
-        io.write(input_method(phone))
+        io.write(input_method(phone, setting_get(session, "secure", SELECTED) or GBOARD))
     elif service == "power":
         io.write(POWER)
     elif service == "battery":
         io.write(BATTERY)
     elif service == "package" and what:
-        io.write(package(phone, what))
+        dump = package(phone, what)
+        io.write(resolver_table(what) + dump if dump else "")
+    elif service == "input":
+        io.write(input_service(phone))
     elif service == "SurfaceFlinger" and "--display-id" in args:
         io.print(
             "Display 4619827259835644672 (HWC display 0): port=0 pnpId=GGL "
@@ -328,6 +428,7 @@ def dumpsys(session: Session, argv: list[str], io: IO) -> int:
             "activity",
             "battery",
             "display",
+            "input",
             "input_method",
             "package",
             "power",

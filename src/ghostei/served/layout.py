@@ -83,6 +83,7 @@ SYSTEM_BIN = (
     "grep",
     "head",
     "id",
+    "ime",
     "input",
     "logcat",
     "ls",

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     android_commands,
     coreutils,
     dumpsys,
+    ime,
     input_commands,
     logcat,
     providers,
