@@ -140,6 +140,16 @@ def test_cmd_package_list_packages_is_pm_list_packages(fresh: Phone) -> None:
     assert all(re.fullmatch(r"package:[\w.]+ uid:\d+", line) for line in third)
     assert "com.android.settings" not in " ".join(third)  # a system package
     assert fresh.shell("pm list packages --user 0 -d") == ""  # none is disabled
+    features = fresh.shell("cmd package list features").splitlines()
+    assert "feature:android.hardware.touchscreen" in features
+    assert all(line.startswith("feature:") for line in features)
+    assert fresh.shell("pm list users").splitlines() == [
+        "Users:",
+        "\tUserInfo{0:Owner:c13} running",
+    ]
+    dump = fresh.shell("dumpsys package com.google.android.documentsui")
+    assert dump == fresh.shell("cmd package dump com.google.android.documentsui")
+    assert "Package [com.google.android.documentsui]" in dump
 
 
 def test_query_activities_lists_every_launchable_app_as_api_34_prints_it(fresh: Phone) -> None:

@@ -362,6 +362,12 @@ def package(phone: SimPhone, name: str) -> str:
     )
 
 
+def package_dump(phone: SimPhone, name: str) -> str:
+    """``dumpsys package NAME`` (and ``pm dump NAME``): its resolver table, then the package."""
+    dump = package(phone, name)
+    return resolver_table(name) + dump if dump else ""
+
+
 def resolver_table(name: str) -> str:
     """The ``Activity Resolver Table`` a package's dump starts with: its launcher activity's
     MAIN/LAUNCHER filter (what Appium's adb library reads on older APIs)."""
@@ -412,8 +418,7 @@ def dumpsys(session: Session, argv: list[str], io: IO) -> int:
     elif service == "battery":
         io.write(BATTERY)
     elif service == "package" and what:
-        dump = package(phone, what)
-        io.write(resolver_table(what) + dump if dump else "")
+        io.write(package_dump(phone, what))
     elif service == "input":
         io.write(input_service(phone))
     elif service == "SurfaceFlinger" and "--display-id" in args:

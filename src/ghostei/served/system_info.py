@@ -69,6 +69,28 @@ def properties(serial: str) -> dict[str, str]:
     }
 
 
+# ``pm list features`` of the API-34 x86_64 Google APIs emulator (a selection).
+FEATURES = (
+    "reqGlEsVersion=0x30000",
+    "android.hardware.audio.output",
+    "android.hardware.camera",
+    "android.hardware.camera.any",
+    "android.hardware.faketouch",
+    "android.hardware.location",
+    "android.hardware.location.gps",
+    "android.hardware.microphone",
+    "android.hardware.screen.portrait",
+    "android.hardware.sensor.accelerometer",
+    "android.hardware.telephony",
+    "android.hardware.telephony.messaging",
+    "android.hardware.touchscreen",
+    "android.hardware.touchscreen.multitouch",
+    "android.hardware.wifi",
+    "android.software.input_methods",
+    "android.software.webview",
+)
+
+
 @command("getprop")
 def getprop(session: Session, argv: list[str], io: IO) -> int:
     """getprop [NAME [DEFAULT]]: one value (an empty line if unset) or every ``[k]: [v]``."""
@@ -143,7 +165,18 @@ def pm(session: Session, argv: list[str], io: IO) -> int:
     if sub in ("grant", "revoke", "enable", "disable-user", "set-home-activity"):
         return 0
     if sub == "dump" and len(args) > 1:
-        io.write(dumpsys_module.package(session.phone, args[1]))
+        io.write(dumpsys_module.package_dump(session.phone, args[1]))
+        return 0
+    if sub == "list" and args[1:2] == ["features"]:
+        for feature in FEATURES:
+            io.print(f"feature:{feature}")
+        return 0
+    if sub == "list" and args[1:2] == ["users"]:
+        io.print("Users:")
+        io.print("\tUserInfo{0:Owner:c13} running")
+        return 0
+    if sub == "get-max-users":
+        io.print("Maximum supported users: 4")
         return 0
     if sub in ("install", "install-create", "uninstall"):
         io.error("Failure [INSTALL_FAILED_INTERNAL_ERROR: the simulated phone installs no APKs]")
