@@ -346,3 +346,17 @@ def test_what_an_agent_cmd_run_refuses(tmp_path: Path, args: list[str], message:
     result = ghostei("run", *args, "--cases", "1", "--out", str(tmp_path / "run"))
     assert result.exit_code == 2 and message in result.output, result.output
     assert not (tmp_path / "run").exists()
+
+
+@requires_adb
+@adb_program
+def test_a_command_the_shell_cannot_find_is_judged_and_warned_of(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = ghostei(
+        "run", "--agent-cmd", "no-such-agent-program", "--cases", "1", "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert "did not find the program (exit 127) in case(s) [1]" in result.output
+    [record] = RunDir(out).records()
+    assert (record.label, record.exit_code, record.agent) == ("BF", 127, "no-such-agent-program")
+    assert b"not found" in (out / record.trajectory / "stderr.txt").read_bytes()

@@ -473,7 +473,7 @@ def _execute_external(
     from ..integrations.external.adb import AdbMissing
 
     try:
-        execute_external(
+        records = execute_external(
             rundir,
             config,
             cases,
@@ -482,6 +482,12 @@ def _execute_external(
         )
     except (ExternalRunError, AdbMissing) as exc:
         fail(str(exc))
+    missing = [r.case for r in records if r.exit_code == 127 and r.steps == 0]
+    if missing:  # judged as the program's doing, but most likely a typo in CMD
+        warn(
+            f"--agent-cmd: the shell did not find the program (exit 127) in case(s) {missing}; "
+            "see stderr.txt in their episode folders"
+        )
 
 
 def _executor_options(executor: str, serials: tuple[str, ...]) -> list[Any]:
