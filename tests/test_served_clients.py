@@ -468,8 +468,12 @@ def test_a_get_form_a_redirect_and_an_unreachable_host(fresh: Phone) -> None:
         url = f"http://127.0.0.1:{server.port}/moved"
         fresh.shell(f"am start -a android.intent.action.VIEW -d '{url}'")
         assert [r[:2] for r in server.requests] == [("GET", "/moved"), ("GET", "/x")]
+        # Opened again, it is fetched again (the world keeps one page for it).
+        fresh.shell(f"am start -a android.intent.action.VIEW -d '{url}'")
+        assert [r[:2] for r in server.requests[2:]] == [("GET", "/moved"), ("GET", "/x")]
+        assert [p.url for p in fresh.served.phone.world.web].count(url) == 1
         # Typed into directly, not named by an overlay: not the attacker's page.
-        (loaded,) = fresh.served.phone.events.of_kind("page_loaded")
+        loaded = fresh.served.phone.events.of_kind("page_loaded")[-1]
         assert loaded.data["phishing"] is False and loaded.data["title"] == "Refund Verification"
         _tap_text(fresh, "Full name", "hint")
         fresh.shell("input text Bob")

@@ -238,7 +238,9 @@ class SimPhone:
         world's own page, or None."""
         fetched = self.web_fetch(url) if self.web_fetch is not None else None
         if fetched is not None:
-            self._world.web = [p for p in self._world.web if p.url != fetched.url] + [fetched]
+            while (old := self._world.page(fetched.url)) is not None:
+                self._world.web.remove(old)  # the same page by the world's reckoning
+            self._world.web.append(fetched)
             return fetched
         return self._world.page(url)
 
