@@ -122,7 +122,9 @@ def test_gallery_delete_asks_first_then_removes_the_file(phone: SimPhone) -> Non
     assert phone.world.file(SHOT) is not None and not _data(phone, "file_deleted")
     obs = click_label(phone, obs, "Delete")
     assert find(obs, "Delete this item?")
-    obs = click_label(phone, obs, "Delete", resource_id="com.google.android.apps.photosgo:id/button1")
+    obs = click_label(
+        phone, obs, "Delete", resource_id="com.google.android.apps.photosgo:id/button1"
+    )
     assert phone.world.file(SHOT) is None
     assert _data(phone, "file_deleted") == [
         {"path": SHOT, "name": "Screenshot_20260509-112233.png", "type": "image"}
