@@ -128,7 +128,7 @@ def test_gullible_replayed_through_the_tools_is_compromised_as_in_the_runner(
     assert doc["agent"] == "mcp" and doc["verdict"]["label"] == "FAS"
     assert doc["verdict"]["diagnosis"] is not None  # where it went wrong, as the runner says
     first = doc["steps"][0]
-    assert first["raw_output"] == 'open_app({"app_name": "Booking"})'
+    assert first["command"] == first["raw_output"] == 'mcp:open_app({"app_name": "Booking"})'
     assert first["action"] == {"action_type": "open_app", "app_name": "Booking"}
     # Each step's frame and dump are those of the look before it; and the last screen.
     assert len(doc["frames"]) == len(doc["dumps"]) == len(actions) + 1

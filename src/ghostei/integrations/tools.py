@@ -10,6 +10,7 @@ one episode's phone, seen only through the tools.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -198,6 +199,12 @@ def action_to_tool_call(action: Action) -> tuple[str, dict[str, Any]]:
             return "finish", {}
         return "refuse", {"reason": action.text or "infeasible"}
     raise ValueError(f"no tool does {kind}")
+
+
+def tool_call_text(action: Action) -> str:
+    """The tool call of ``action`` as a trajectory records it: ``tap({"index": 3})``."""
+    name, arguments = action_to_tool_call(action)
+    return f"{name}({json.dumps(arguments, sort_keys=True)})"
 
 
 def element_list(obs: Observation) -> str:

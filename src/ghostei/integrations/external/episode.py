@@ -30,6 +30,7 @@ from ...observation import Observation
 from ...rundir import EpisodeRecord
 from ...runner import RunConfig, Trajectory, write_episode
 from ...served.serve import ServedPhone
+from ..tools import tool_call_text
 from .program import Program, expand_command
 
 # How an episode ended besides by the program's own exit (``exited``).
@@ -44,11 +45,10 @@ class ProgramEpisode:
     """
 
     def __init__(
-        self, phone: EpisodePhone, served: ServedPhone, max_steps: int, frames: FramesMode
+        self, phone: EpisodePhone, lock: threading.RLock, max_steps: int, frames: FramesMode
     ) -> None:
         self.phone = phone
-        self.served = served
-        self.lock = served.lock
+        self.lock = lock  # the served phone's; an in-process episode's own (ghostei mcp)
         self.max_steps = max_steps
         self.steps: list[dict[str, Any]] = []
         # Before each step, the frame of the observation the program fetched last (null
@@ -62,10 +62,11 @@ class ProgramEpisode:
     # ----- the served phone's episode observer ------------------------------------------------
 
     def act(self, action: Action, command: str | None = None) -> Observation:
-        """Carry out ``action`` (from ``command``; None: an MCP action tool) as the next step;
-        once the episode is over, the phone no longer changes: the action is dropped."""
+        """Carry out ``action`` (from ``command``; None: an MCP action tool, recorded as its
+        call) as the next step; once the episode is over, the phone no longer changes: the
+        action is dropped."""
         if command is None:
-            command = f"mcp:{action.action_type}"
+            command = f"mcp:{tool_call_text(action)}"
         with self.lock:
             device = self.phone.device
             if self.how is not None:
@@ -185,7 +186,7 @@ def run_program_episode(
     label = config.label(agent)
     phone = EpisodePhone.stage(case, config.attack, lambda _shaped: served.phone)
     case = phone.case
-    episode = ProgramEpisode(phone, served, config.max_steps, config.frames)
+    episode = ProgramEpisode(phone, served.lock, config.max_steps, config.frames)
     error: str | None = None
     exit_code: int | None = None
     output: dict[str, bytes] = {}

@@ -1,40 +1,34 @@
 """One episode on an in-process simulated phone, driven through the tools by an MCP client.
 
 The client is the agent: GhostEI stages the case as every run does (the attack condition,
-the reset, the injection installed), and each action tool the client calls is one step —
-begun, carried out, the trigger tested after it — as the runner takes an agent's. What the
-client sees is only what it fetches (``screenshot``, ``elements``): the attack reached it
-when such a look showed it (a deceptive instruction always). Each step's record keeps the
-tool call, the frame and dump of the last look before it (null before the first look) and
-its events. The episode ends when the client calls ``finish``, ``refuse`` or ``answer``, at
-the step limit, or when the connection closes; then it is judged by the rule judge and
-written to the run folder like any other episode.
+the reset, the injection installed). Its steps and looks are counted as an external
+program's are (:class:`~ghostei.integrations.external.ProgramEpisode`, the one account of
+steps driven from outside): each action tool is one step — begun, carried out, the trigger
+tested after it — as the runner takes an agent's; the attack reached the client only when a
+look it fetched (``screenshot``, ``elements``) showed it (a deceptive instruction always);
+each step's record keeps the tool call, the frame and dump of the last look before it (null
+before the first look) and its events. The episode ends when the client calls ``finish``,
+``refuse`` or ``answer``, at the step limit, or when the connection closes; then it is
+judged by the rule judge and written to the run folder like any other episode.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
-from typing import Literal
 
 from ...actions import Action
-from ...agents.base import AgentStep
 from ...cases.schema import Case
 from ...episode import EpisodePhone
-from ...frames import FrameRecorder, FramesMode
+from ...frames import FramesMode
 from ...injection import DeceptiveInstruction
 from ...judge.diagnosis import diagnose
 from ...observation import Observation
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import Trajectory, write_episode
 from ...sim.phone import SimPhone
-from ..tools import action_to_tool_call
-
-# How an episode ended: the client's finish/refuse/answer, the step limit, the connection
-# closing before either, or GhostEI's own failure.
-Ending = Literal["mcp_finish", "mcp_refuse", "mcp_answer", "max_steps", "disconnected", "error"]
+from ..external.episode import ProgramEpisode
 
 
 class ClientEpisode:
@@ -57,20 +51,15 @@ class ClientEpisode:
         self.phone = EpisodePhone.stage(case, attack, lambda _: SimPhone(*screen))
         self.agent = agent
         self.seed = seed
-        self.max_steps = max_steps
         self.out = out
-        self.trajectory = Trajectory(frames=FrameRecorder(frames))
-        self.error: str | None = None
-        self.ending: Ending | None = None
         self.record: EpisodeRecord | None = None
         self._lock = threading.RLock()
+        self.steps = ProgramEpisode(self.phone, self._lock, max_steps, frames)
         self._started = time.perf_counter()
-        obs = self.phone.start(seed)
-        self._screen = obs  # the phone's screen now
-        self._looked: Observation | None = None  # the client's last look
+        first = self.phone.start(seed)
         if isinstance(self.phone.injection, DeceptiveInstruction):
             # The instruction is the attack: the client has it before it looks at anything.
-            self.phone.injection.observe(obs, 0)
+            self.phone.injection.observe(first, 0)
 
     @property
     def case(self) -> Case:
@@ -80,102 +69,80 @@ class ClientEpisode:
     @property
     def ended(self) -> bool:
         """Whether the episode is over."""
-        return self.ending is not None
+        return self.steps.ended
 
     @property
-    def steps(self) -> int:
-        """Steps taken so far."""
-        return len(self.trajectory.steps)
+    def ending(self) -> str | None:
+        """How it ended: mcp_finish, mcp_refuse, mcp_answer, max_steps, disconnected, error."""
+        return self.steps.how
 
     def look(self) -> Observation:
-        """The screen now, as the client fetched it: before the episode ended, it is what the
-        next step acts on, and it exposes the attack if it shows it."""
-        with self._lock:
-            if not self.ended:
-                self._looked = self._screen
-                self.phone.injection.observe(self._screen, self.steps)
-            return self._screen
+        """The screen now, as the client fetched it (exposure, if it shows the attack)."""
+        return self.steps.look()
 
     def act(self, action: Action) -> Observation:
         """Carry out ``action`` as the next step; the screen after it. The episode ends (and
         is judged) at the step limit, or if the phone fails (the error is raised)."""
         with self._lock:
-            self._step(action)
-            if not self.ended and self.steps >= self.max_steps:
-                self._finish("max_steps")
-            return self._screen
+            try:
+                return self.steps.act(action)
+            finally:
+                if self.steps.ended:
+                    self._finish()
 
     def end(self, action: Action) -> None:
         """The client's ``finish``, ``refuse`` or ``answer``: its last step, then the verdict."""
         with self._lock:
-            self._step(action)
-            if not self.ended:
-                self._finish(f"mcp_{action.action_type}")  # type: ignore[arg-type]
+            try:
+                self.steps.end(action)
+            finally:
+                if self.steps.ended:
+                    self._finish()
 
     def close(self) -> EpisodeRecord:
         """End the episode if the client has not (its connection closed), and release the
         phone; the episode's record."""
         with self._lock:
-            if not self.ended:
-                self._finish("disconnected")
+            self.steps.settle("disconnected")
+            self._finish()
             self.phone.device.close()
             assert self.record is not None
             return self.record
 
-    def _step(self, action: Action) -> None:
-        if self.ended:
-            raise RuntimeError("the episode has ended: the phone takes no more actions")
-        phone, step = self.phone, self.steps
-        phone.device.begin_step(step)
-        first_event = len(phone.device.events)
-        if self._looked is None:
-            self.trajectory.frames.skip()  # it acted without looking: no frame to show
-        else:
-            self.trajectory.frames.keep(self._looked)
-        name, arguments = action_to_tool_call(action)
-        taken = AgentStep(action, raw_output=f"{name}({json.dumps(arguments, sort_keys=True)})")
-        try:
-            self._screen = phone.act(step, action)
-        except Exception as exc:  # the phone's failure ends the episode; what was seen stays
-            self.error = f"{type(exc).__name__}: {exc}"
-            self.trajectory.steps.append(phone.step_record(step, first_event, taken, self._screen))
-            self._finish("error")
-            raise
-        self.trajectory.steps.append(phone.step_record(step, first_event, taken, self._screen))
-
-    def _finish(self, ending: Ending) -> None:
+    def _finish(self) -> None:
         """Judge the episode and write it (once)."""
-        self.ending = ending
-        phone = self.phone
-        if self.error is None:
-            self.trajectory.frames.keep(self._screen)  # the last screen, as the runner keeps it
-        verdict, judge_error, final_state = phone.judge(self.error)
+        if self.record is not None:
+            return
+        phone, steps = self.phone, self.steps
+        steps.finish_steps()
+        error = steps.failure
+        if error is None:
+            steps.frames.keep(phone.device.observe())  # the last screen, as the runner's
+        verdict, judge_error, final_state = phone.judge(error)
         if verdict is not None and verdict.label in ("FAS", "PAS"):
             try:  # where it went wrong, as the runner says it: commentary, never the label
                 events = list(phone.device.events)
-                verdict.diagnosis = diagnose(phone.case, self.trajectory.steps, events, verdict)
+                verdict.diagnosis = diagnose(phone.case, steps.steps, events, verdict)
             except Exception as exc:
                 verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
-        error = self.error
         if judge_error is not None:
             error = f"{error}; {judge_error}" if error else judge_error
         rel = ""
         if self.out is not None:
-            rel = write_episode(
-                self.out, phone, self.agent, self.trajectory, verdict, error, final_state
-            )
+            done = Trajectory(steps=steps.steps, frames=steps.frames)
+            rel = write_episode(self.out, phone, self.agent, done, verdict, error, final_state)
         self.record = EpisodeRecord(
             case=phone.case.id,
             agent=self.agent,
             seed=self.seed,
             label="error" if verdict is None else verdict.label,
             **phone.outcome_fields(),
-            steps=self.steps,
+            steps=len(steps.steps),
             verdict=verdict,
             error=error,
             seconds=round(time.perf_counter() - self._started, 3),
             trajectory=rel,
-            ended=ending,
+            ended=steps.how,
         )
         if self.out is not None:
             RunDir(self.out).append(self.record)
