@@ -517,3 +517,13 @@ def test_the_page_parser_reads_labels_hidden_parts_and_the_form() -> None:
     assert web.form[2].password
     bare = parse_page("http://h/", "<form><input name=q></form>")
     assert (bare.method, bare.action, bare.fields[0].label) == ("GET", "http://h/", "q")
+
+
+def test_clear_all_stays_on_screen_however_many_apps_are_recent(fresh: Phone) -> None:
+    for app in APPS:
+        fresh.shell(f"monkey -p {app.package} -c android.intent.category.LAUNCHER 1")
+    fresh.shell("input keyevent 187")
+    assert len(fresh.served.phone.recent_apps()) == len(APPS)
+    _tap_text(fresh, "Clear all")  # in the dump, so on screen: uiautomator dumps what shows
+    assert fresh.served.phone.apps == {} and not fresh.served.phone.recents_open
+    assert fresh.foreground() == "com.google.android.apps.nexuslauncher"

@@ -137,8 +137,8 @@ def recents(
     offset: float,
     on_scroll: Callable[[float], None],
 ) -> Node:
-    """The overview of recent apps (the launcher's): a card per app, the most recent first,
-    each opening its app; "Clear all" below them."""
+    """The overview of recent apps (the launcher's): a scrolling list of a card per app, the
+    most recent first, each opening its app; "Clear all" below it."""
     cards: list[Node] = []
     for cls in apps:
         icon = cls.icon
@@ -171,16 +171,19 @@ def recents(
                 pad=(24, 8, 24, 8),
             )
         )
+    below: list[Node] = []
     if cards:
+        # Below the cards and always on screen, however many there are.
         clear = button("Clear all", clear_all, filled=False, color=(255, 255, 255), rid="clear_all")
         clear.margin = (120, 8, 120, 16)
-        cards.append(clear)
+        below.append(clear)
     else:
         cards.append(
             text("No recent items", size=16, fg=(255, 255, 255), align="center", pad=(0, 80, 0, 0))
         )
     return column(
         scroll(*cards, offset=offset, on_scroll=on_scroll, rid="overview_panel"),
+        *below,
         cls="android.widget.FrameLayout",
         rid="overview",
         pad=(0, 16, 0, 0),
