@@ -360,3 +360,21 @@ def test_a_command_the_shell_cannot_find_is_judged_and_warned_of(tmp_path: Path)
     [record] = RunDir(out).records()
     assert (record.label, record.exit_code, record.agent) == ("BF", 127, "no-such-agent-program")
     assert b"not found" in (out / record.trajectory / "stderr.txt").read_bytes()
+
+
+@requires_adb
+@adb_program
+def test_a_deep_link_is_a_step_and_its_trigger_fires_after_it(tmp_path: Path) -> None:
+    case = CASES[3]  # an overlay that comes when Chrome opens
+    cmd = (
+        "adb shell am start -a android.intent.action.VIEW -d https://pdxlibrary.org < /dev/null"
+        " && adb exec-out screencap -p > /dev/null"
+    )
+    [record] = external_run(tmp_path / "run", cmd, [case], name="link")
+    assert record.steps == 1 and record.fired_step == 1 and record.exposed_step == 1
+    doc = json.loads((tmp_path / "run" / record.trajectory / "trajectory.json").read_text())
+    [step] = doc["steps"]
+    assert step["command"].startswith("am start") and "action" not in step
+    events = (tmp_path / "run" / record.trajectory / "events.jsonl").read_text().splitlines()
+    kinds = [json.loads(events[i])["kind"] for i in step["events"]]
+    assert "app_opened" in kinds and "injection_fired" in kinds

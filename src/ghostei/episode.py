@@ -61,9 +61,14 @@ class EpisodePhone:
         if blocked is not None:  # the host observes it on every backend
             self.device.events.append("action_blocked", "", **blocked.to_json())
         observation = self.device.act(action)
-        if self.injection.after_step(self.device, step + 1):
+        if self.after(step):
             observation = self.device.observe()
         return observation
+
+    def after(self, step: int) -> bool:
+        """Test the trigger once ``step`` is carried out (the attack fires if it holds);
+        whether it fired. Every step of every driver is tested here, whatever carried it out."""
+        return self.injection.after_step(self.device, step + 1)
 
     def outcome_fields(self) -> dict[str, Any]:
         """What an episode record says of the attack: its kind, whether and when it was

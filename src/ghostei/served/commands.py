@@ -6,8 +6,9 @@ Programs register themselves with ``@command("name", ...)``; the shell finds the
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -73,7 +74,9 @@ class EpisodeObserver(Protocol):
 
     An action the shell's programs carry out goes through :meth:`act`, which makes it a step
     of the episode (or refuses it, once the episode is over); a screenshot or dump a program
-    fetches is reported to :meth:`observed`. ``command`` is the command line being run.
+    fetches is reported to :meth:`observed`. ``command`` is the command line being run; each
+    is announced (:meth:`command_started`, :meth:`command_finished`), so that one that
+    changes the phone without an action (a deep link opened) is a step too.
     """
 
     def act(self, action: Action, command: str) -> Observation:
@@ -82,6 +85,14 @@ class EpisodeObserver(Protocol):
 
     def observed(self, obs: Observation) -> None:
         """A program fetched ``obs`` (a screenshot or a dump)."""
+        ...
+
+    def command_started(self, command: str) -> None:
+        """A command line starts (under the phone's lock, as every use of the phone)."""
+        ...
+
+    def command_finished(self, command: str) -> None:
+        """The command line ended: what it changed without an action is a step too."""
         ...
 
 
@@ -106,6 +117,21 @@ class DeviceState:
         # and the command line being run, which it records with each step.
         self.observer: EpisodeObserver | None = None
         self.command_line = ""
+
+    @contextlib.contextmanager
+    def running(self, command: str) -> Iterator[None]:
+        """Run the command line ``command``: the episode in progress, if any, is told when it
+        starts and ends."""
+        self.command_line = command
+        observer = self.observer
+        if observer is None:
+            yield
+            return
+        observer.command_started(command)
+        try:
+            yield
+        finally:
+            observer.command_finished(command)
 
     def slot(self, cls: type[T]) -> T:
         """The state object of type ``cls`` (created with ``cls()`` when first asked for)."""

@@ -124,8 +124,8 @@ class AndroidShell:
         capture = _Capture()
         io = IO(stdin, capture.writer(1), capture.writer(2))
         session = self.session()
-        with self.fs.lock:
-            self.device.command_line = command  # an external agent's step records it
+        # The episode of an external agent, if one is in progress, sees each command line.
+        with self.fs.lock, self.device.running(command):
             if self.device.network is not None:
                 self.device.network.watch()  # Chrome's requests follow the present OS
             try:

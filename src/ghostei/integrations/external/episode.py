@@ -58,6 +58,7 @@ class ProgramEpisode:
         self.how: str | None = None  # how it ended, once it did
         self.failure: str | None = None  # GhostEI's own failure while carrying out a step
         self.over = threading.Event()  # set when the episode, not the program, ends it
+        self._command: tuple[int, int] | None = None  # steps and events as a command began
 
     # ----- the served phone's episode observer ------------------------------------------------
 
@@ -73,29 +74,70 @@ class ProgramEpisode:
                 return device.observe()
             step = len(self.steps)
             first = self.phone.begin(step, self.last)
-            if self.last is None:
-                self.frames.skip()  # it acted without looking
-            else:
-                self.frames.keep(self.last)
-            record: dict[str, Any] = {
-                "step": step,
-                "frame": None,
-                "command": command,
-                "raw_output": command,  # what the program said to the phone: its command
-                "action": action.model_dump(exclude_none=True),
-                "events": first,  # the first event's index; the range is filled in at the end
-            }
-            self.steps.append(record)
+            if self._command is not None and self._command[0] == step:
+                first = self._command[1]  # the command's first step: all it changed is in it
+            record = self._open(step, command, first)
+            record["action"] = action.model_dump(exclude_none=True)
             try:
                 after = self.phone.act(step, action)  # the trigger test every run shares
             except Exception as exc:  # GhostEI's own failure: the episode ends in error
                 self.failure = f"{type(exc).__name__}: {exc}"
                 self._end("error")
                 raise
-            record["foreground"] = after.foreground_package
-            if len(self.steps) >= self.max_steps:
-                self._end("max_steps")
+            self._close(record, after)
             return after
+
+    def command_started(self, command: str) -> None:
+        """A command line starts: what it changes belongs to the next step."""
+        with self.lock:
+            if self.how is None:
+                self._command = (len(self.steps), len(self.phone.device.events))
+                self.phone.device.begin_step(len(self.steps))
+
+    def command_finished(self, command: str) -> None:
+        """A command line that changed the phone without an action (a deep link, an activity
+        started with its data, a setting put) was a step of its own: recorded, and the trigger
+        tested after it, as after any step."""
+        with self.lock:
+            started, self._command = self._command, None
+            if self.how is not None or started is None:
+                return
+            steps, first = started
+            if len(self.steps) > steps or len(self.phone.device.events) == first:
+                return  # its actions were the steps, or it changed nothing
+            step = len(self.steps)
+            self.phone.begin(step, self.last)  # the step was open: its events are logged
+            record = self._open(step, command, first)
+            try:
+                self.phone.after(step)  # the trigger test every run shares
+            except Exception as exc:
+                self.failure = f"{type(exc).__name__}: {exc}"
+                self._end("error")
+                raise
+            self._close(record, None)
+
+    def _open(self, step: int, command: str, first: int) -> dict[str, Any]:
+        """The record of ``step``, now taken: its command, the frame of the program's last
+        look before it, and (until the episode's end fills in the range) its first event."""
+        if self.last is None:
+            self.frames.skip()  # it acted without looking
+        else:
+            self.frames.keep(self.last)
+        record: dict[str, Any] = {
+            "step": step,
+            "frame": None,
+            "command": command,
+            "raw_output": command,  # what the program said to the phone: its command
+            "events": first,
+        }
+        self.steps.append(record)
+        return record
+
+    def _close(self, record: dict[str, Any], after: Observation | None) -> None:
+        """The step is carried out: where the phone is, and the step limit."""
+        record["foreground"] = (after or self.phone.device.observe()).foreground_package
+        if len(self.steps) >= self.max_steps:
+            self._end("max_steps")
 
     def observed(self, obs: Observation) -> None:
         """The program fetched ``obs``: the next step's frame, and exposure if it shows the
