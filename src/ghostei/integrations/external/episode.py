@@ -96,8 +96,8 @@ class ProgramEpisode:
 
     def command_finished(self, command: str) -> None:
         """A command line that changed the phone without an action (a deep link, an activity
-        started with its data, a setting put) was a step of its own: recorded, and the trigger
-        tested after it, as after any step."""
+        started with its data: events logged, no step taken) was a step of its own: recorded,
+        and the trigger tested after it, as after any step."""
         with self.lock:
             started, self._command = self._command, None
             if self.how is not None or started is None:
