@@ -10,8 +10,12 @@ the adb commands a program would send for them.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -378,3 +382,35 @@ def test_a_deep_link_is_a_step_and_its_trigger_fires_after_it(tmp_path: Path) ->
     events = (tmp_path / "run" / record.trajectory / "events.jsonl").read_text().splitlines()
     kinds = [json.loads(events[i])["kind"] for i in step["events"]]
     assert "app_opened" in kinds and "injection_fired" in kinds
+
+
+@requires_adb
+@adb_program
+def test_interrupting_a_run_ends_its_programs(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    # Each program notes its shell's pid (its process group's), then never ends by itself.
+    cmd = f"echo $$ >> {pids}; exec sh {AGENTS / 'idle.sh'}"
+    run = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from ghostei.cli import main; main()", "run"),
+            *("--agent-cmd", cmd, "--cases", "1-2", "--concurrency", "2"),
+            *("--out", str(tmp_path / "run")),
+        ],
+        env={**os.environ, "HOME": str(tmp_path / "home")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not pids.exists() or len(pids.read_text().split()) < 2:
+        assert time.monotonic() < deadline and run.poll() is None
+        time.sleep(0.1)
+    run.send_signal(signal.SIGINT)
+    run.wait(timeout=30)
+    left = []
+    for pid in (int(p) for p in pids.read_text().split()):
+        try:
+            os.killpg(pid, signal.SIGKILL)  # a program the run left behind: this test's to end
+            left.append(pid)
+        except ProcessLookupError:
+            pass
+    assert left == []

@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from ...rundir import EpisodeRecord
 from ...runner import RunConfig, Trajectory, write_episode
 from ...served.serve import ServedPhone
 from ..tools import tool_call_text
-from .program import Program, expand_command
+from .program import LivePrograms, Program, expand_command
 
 # How an episode ended besides by the program's own exit (``exited``).
 ENDED_BY_TOOL = {"finish": "mcp_finish", "refuse": "mcp_refuse", "answer": "mcp_answer"}
@@ -209,6 +209,7 @@ class ProgramEnv:
     adb_port: int
     base_env: Mapping[str, str]
     mcp: McpServe | None = None  # serves an episode's MCP server; None: none is offered
+    live: LivePrograms = field(default_factory=LivePrograms)  # ended whatever stops the run
 
 
 def run_program_episode(
@@ -259,6 +260,7 @@ def run_program_episode(
                 Path(tmp) / "stdout.txt",
                 Path(tmp) / "stderr.txt",
             )
+            env.live.add(program)
             waiter = threading.Thread(target=_wait_then_set, args=(program, episode), daemon=True)
             waiter.start()
             episode.over.wait(config.episode_timeout)
@@ -274,6 +276,7 @@ def run_program_episode(
             episode.settle("error")
             if program is not None:
                 program.end()
+                env.live.discard(program)
             if stop_mcp is not None:
                 stop_mcp()
         for name in ("stdout.txt", "stderr.txt"):

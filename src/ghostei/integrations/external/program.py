@@ -9,6 +9,7 @@ import re
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -109,3 +110,27 @@ def _group_alive(group: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+class LivePrograms:
+    """The programs of a run still running, so that the run, however it stops (^C), ends
+    them: each is in a session of its own, out of reach of the terminal's signals."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._programs: set[Program] = set()
+
+    def add(self, program: Program) -> None:
+        with self._lock:
+            self._programs.add(program)
+
+    def discard(self, program: Program) -> None:
+        with self._lock:
+            self._programs.discard(program)
+
+    def end_all(self) -> None:
+        """End every program still running (each with its process group)."""
+        with self._lock:
+            programs, self._programs = list(self._programs), set()
+        for program in programs:
+            program.end()

@@ -86,11 +86,14 @@ def execute_external(
             finally:
                 free.put(phone)
 
-        for record in _in_flight(one, todo, count):
-            run.append(record)
-            finished.append(record)
-            if on_record is not None:
-                on_record(record)
+        try:
+            for record in _in_flight(one, todo, count):
+                run.append(record)
+                finished.append(record)
+                if on_record is not None:
+                    on_record(record)
+        finally:  # an interrupted run leaves no program running
+            env.live.end_all()
         for thread in closing:
             thread.join()
     return finished
