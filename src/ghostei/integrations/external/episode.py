@@ -187,8 +187,8 @@ class ProgramEpisode:
 
     def finish_steps(self) -> None:
         """Give each step its events: from its first event to the next step's first (what the
-        phone logged between two commands, e.g. a deep link's visit, belongs to the step
-        before)."""
+        phone logged after a step and before the next, as a page still loading, belongs to
+        the step before)."""
         events = len(self.phone.device.events)
         starts = [int(s["events"]) for s in self.steps]
         for i, step in enumerate(self.steps):
