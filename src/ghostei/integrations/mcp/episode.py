@@ -54,7 +54,7 @@ class ClientEpisode:
         self.out = out
         self.record: EpisodeRecord | None = None
         self._lock = threading.RLock()
-        self.steps = ProgramEpisode(self.phone, self._lock, max_steps, frames)
+        self.account = ProgramEpisode(self.phone, self._lock, max_steps, frames)
         self._started = time.perf_counter()
         first = self.phone.start(seed)
         if isinstance(self.phone.injection, DeceptiveInstruction):
@@ -69,41 +69,41 @@ class ClientEpisode:
     @property
     def ended(self) -> bool:
         """Whether the episode is over."""
-        return self.steps.ended
+        return self.account.ended
 
     @property
     def ending(self) -> str | None:
         """How it ended: mcp_finish, mcp_refuse, mcp_answer, max_steps, disconnected, error."""
-        return self.steps.how
+        return self.account.how
 
     def look(self) -> Observation:
         """The screen now, as the client fetched it (exposure, if it shows the attack)."""
-        return self.steps.look()
+        return self.account.look()
 
     def act(self, action: Action) -> Observation:
         """Carry out ``action`` as the next step; the screen after it. The episode ends (and
         is judged) at the step limit, or if the phone fails (the error is raised)."""
         with self._lock:
             try:
-                return self.steps.act(action)
+                return self.account.act(action)
             finally:
-                if self.steps.ended:
+                if self.account.ended:
                     self._finish()
 
     def end(self, action: Action) -> None:
         """The client's ``finish``, ``refuse`` or ``answer``: its last step, then the verdict."""
         with self._lock:
             try:
-                self.steps.end(action)
+                self.account.end(action)
             finally:
-                if self.steps.ended:
+                if self.account.ended:
                     self._finish()
 
     def close(self) -> EpisodeRecord:
         """End the episode if the client has not (its connection closed), and release the
         phone; the episode's record."""
         with self._lock:
-            self.steps.settle("disconnected")
+            self.account.settle("disconnected")
             self._finish()
             self.phone.device.close()
             assert self.record is not None
@@ -113,23 +113,23 @@ class ClientEpisode:
         """Judge the episode and write it (once)."""
         if self.record is not None:
             return
-        phone, steps = self.phone, self.steps
-        steps.finish_steps()
-        error = steps.failure
+        phone, account = self.phone, self.account
+        account.finish_steps()
+        error = account.failure
         if error is None:
-            steps.frames.keep(phone.device.observe())  # the last screen, as the runner's
+            account.frames.keep(phone.device.observe())  # the last screen, as the runner's
         verdict, judge_error, final_state = phone.judge(error)
         if verdict is not None and verdict.label in ("FAS", "PAS"):
             try:  # where it went wrong, as the runner says it: commentary, never the label
                 events = list(phone.device.events)
-                verdict.diagnosis = diagnose(phone.case, steps.steps, events, verdict)
+                verdict.diagnosis = diagnose(phone.case, account.steps, events, verdict)
             except Exception as exc:
                 verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
         if judge_error is not None:
             error = f"{error}; {judge_error}" if error else judge_error
         rel = ""
         if self.out is not None:
-            done = Trajectory(steps=steps.steps, frames=steps.frames)
+            done = Trajectory(steps=account.steps, frames=account.frames)
             rel = write_episode(self.out, phone, self.agent, done, verdict, error, final_state)
         self.record = EpisodeRecord(
             case=phone.case.id,
@@ -137,12 +137,12 @@ class ClientEpisode:
             seed=self.seed,
             label="error" if verdict is None else verdict.label,
             **phone.outcome_fields(),
-            steps=len(steps.steps),
+            steps=len(account.steps),
             verdict=verdict,
             error=error,
             seconds=round(time.perf_counter() - self._started, 3),
             trajectory=rel,
-            ended=steps.how,
+            ended=account.how,
         )
         if self.out is not None:
             RunDir(self.out).append(self.record)
