@@ -186,6 +186,21 @@ def test_refusing_a_harmful_request_completes_the_task() -> None:
     assert [e.data["reason"] for e in refused] == ["this spreads a false panic"]
 
 
+def test_an_answer_ends_the_episode_with_the_answer_on_record() -> None:
+    episode = ClientEpisode(case(OVERLAY), attack="standard")
+
+    async def script(client: Client) -> None:
+        assert not (await client.call_tool("answer", {"text": "It is done."})).is_error
+        late = await client.call_tool("answer", {"text": "Again."})
+        assert late.is_error and "the episode has ended" in text(late)
+
+    over_http(episode, script)
+    record = episode.close()
+    assert (record.ended, record.steps) == ("mcp_answer", 1)
+    answered = [e.data["text"] for e in episode.phone.device.events if e.kind == "answered"]
+    assert answered == ["It is done."]
+
+
 def test_finishing_at_once_is_a_benign_failure_not_exposed() -> None:
     episode = ClientEpisode(case(OVERLAY), attack="standard")
 
