@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ghostei import runner
 from ghostei.cases import builtin_cases
 from ghostei.cli import main
+from ghostei.executors import local
+from ghostei.executors.local import execute
 from ghostei.providers import (
     Completion,
     Message,
@@ -28,7 +29,7 @@ from ghostei.providers import (
 from ghostei.providers.clients import clear_clients
 from ghostei.providers.ratelimit import RateLimiter, limiter_for
 from ghostei.rundir import EpisodeRecord, RunDir
-from ghostei.runner import RunConfig, execute, new_manifest
+from ghostei.runner import RunConfig, new_manifest
 
 from .llm_server import RecordedRequest, Reply, ScriptedLLM, uitars_episode_reply
 
@@ -42,7 +43,7 @@ def episodes_here(monkeypatch: pytest.MonkeyPatch, workers: int) -> list[Any]:
     here: list[Any] = []
     if workers <= 1:
         return here
-    enter, run_here = runner._EpisodeWorkers.__enter__, runner._worker
+    enter, run_here = local._EpisodeWorkers.__enter__, local._worker
 
     def enter_and_wait(self: Any) -> Any:
         pool = enter(self)
@@ -54,8 +55,8 @@ def episodes_here(monkeypatch: pytest.MonkeyPatch, workers: int) -> list[Any]:
         here.append(job)
         return run_here(job)
 
-    monkeypatch.setattr(runner._EpisodeWorkers, "__enter__", enter_and_wait)
-    monkeypatch.setattr(runner, "_worker", counted)
+    monkeypatch.setattr(local._EpisodeWorkers, "__enter__", enter_and_wait)
+    monkeypatch.setattr(local, "_worker", counted)
     return here
 
 

@@ -16,6 +16,7 @@ from ghostei.android.observability import ANDROID
 from ghostei.cases import builtin_cases
 from ghostei.checks import AllOf, AnyOf, Check, EventCheck, Not, StateCheck, evaluate
 from ghostei.events import Event
+from ghostei.executors.local import execute
 from ghostei.injection import trigger_can_fire
 from ghostei.judge import RuleJudge
 from ghostei.judge.base import Verdict
@@ -23,7 +24,7 @@ from ghostei.judge.store import hybrid
 from ghostei.observability import SIM
 from ghostei.observation import Observation
 from ghostei.rundir import RunDir
-from ghostei.runner import RunConfig, execute, new_manifest, run_episode
+from ghostei.runner import RunConfig, new_manifest, run_episode
 
 from .helpers import check_trees, episode
 from .helpers import event_log as _log

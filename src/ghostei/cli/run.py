@@ -19,13 +19,14 @@ from ..agents import AgentLoadError, resolve_agent
 from ..agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
 from ..attacks import NO_ATTACK, STANDARD, check_backend, check_condition, fits
 from ..defences import DefenceError, parse_specs
+from ..executors.local import execute
 from ..frames import FRAMES_MODES, FramesMode
 from ..metrics import COMPROMISED, is_attacked, is_exposed
 from ..parsing import PARSERS, Screen, parse_action
 from ..providers import PriceTable, ProviderConfig
 from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError
-from ..runner import RunConfig, execute, new_manifest
+from ..runner import RunConfig, new_manifest
 from .cases import select_or_fail
 from .console import (
     connect_model,

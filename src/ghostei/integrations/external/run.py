@@ -3,8 +3,9 @@
 Phone ``k`` is ``emulator-<base_port + 2k>`` (5554, 5556, … by default), served by this
 process on threads of its own; a private adb server knows exactly these phones. Each thread
 takes a free phone, runs one episode on it (:func:`.episode.run_program_episode`) and gives it
-back; records are appended here as episodes finish, as :func:`ghostei.runner.execute` does,
-so ``--resume`` skips what is recorded and reruns errors.
+back; records are appended here as episodes finish, as the local executor's
+:func:`ghostei.executors.local.execute` does, so ``--resume`` skips what is recorded and reruns
+errors.
 """
 
 from __future__ import annotations
