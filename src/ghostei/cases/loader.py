@@ -217,9 +217,16 @@ def is_existing_path(text: str) -> bool:
 
 
 def select_cases(spec: str | None, available: list[Case] | None = None) -> list[Case]:
-    """Cases by a spec: ``None`` for all built-in, ``3``, ``1-5,9``, or a path to case files."""
+    """Cases by a spec: ``None`` for all built-in, ``3``, ``1-5,9``, a path to case files, or
+    ``paper`` / ``paper:1-10,60`` for the paper's rows (a file named ``paper`` wins)."""
     if spec and (is_existing_path(spec) or "/" in spec or spec.endswith((".json", ".jsonl"))):
         return load_cases(spec)
+    if available is None and spec and spec.strip().startswith("paper"):
+        from .paper_companion import paper_spec, select_paper  # it imports this module
+
+        rows = paper_spec(spec)
+        if rows is not None:
+            return select_paper(rows)
     pool = available if available is not None else builtin_cases()
     if not spec:
         return pool

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, get_args
 
+from .paper_companion import class_counts
 from .schema import APP_DOMAINS, RISK_DOMAINS, VECTORS, Case, CaseType, UseDynamic
 
 CASE_TYPES: tuple[str, ...] = get_args(CaseType)
@@ -43,6 +44,14 @@ def case_stats(cases: Sequence[Case]) -> dict[str, Any]:
         "app": _counts(app for c in cases for app in dict.fromkeys(c.app)),
         "matrix": matrix_coverage(cases),
     }
+
+
+def paper_audit(cases: Sequence[Case]) -> dict[str, Any]:
+    """The paper's rows among ``cases`` by class (``paper_classes``: checkable,
+    task_is_attack, not_realisable, llm_only), the rows not yet audited, and how many
+    dynamic rows keep the benign instruction and the attack decoupled
+    (:mod:`ghostei.cases.paper_companion`)."""
+    return class_counts(list(cases))
 
 
 def matrix_coverage(cases: Sequence[Case]) -> dict[str, Any]:

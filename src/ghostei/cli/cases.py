@@ -21,7 +21,8 @@ from ..backends import BACKENDS
 from ..cases import Case, CaseError, CaseErrors, builtin_cases, load_cases, select_cases
 from ..cases.loader import is_existing_path
 from ..cases.paper import PAPER, dataset_path
-from ..cases.stats import case_stats
+from ..cases.paper_companion import load_companion, paper_spec, row_class
+from ..cases.stats import case_stats, paper_audit
 from ..cases.upstream import import_upstream, kind_of, write_cases
 from ..judge.decidability import decidability
 from .console import err, fail, out
@@ -38,7 +39,8 @@ SELECTION = click.option(
     "--cases",
     "spec",
     default=None,
-    help="Case ids (3, 1-5), a path to case files, or PATH:IDS. Default: the built-in cases.",
+    help="Case ids (3, 1-5), a path to case files, PATH:IDS, or paper / paper:IDS (the "
+    "paper's rows, shipped in the package). Default: the built-in cases.",
 )
 
 
@@ -102,18 +104,34 @@ def cases_list(fmt: str, source: str | None) -> None:
 @cases.command("show")
 @click.argument("case_id", type=int)
 @click.option(
-    "--cases", "source", default=None, help="A path to case files instead of the built-in ones."
+    "--cases",
+    "source",
+    default=None,
+    help="A path to case files instead of the built-in ones, or paper for the paper's rows.",
 )
 def cases_show(case_id: int, source: str | None) -> None:
-    """Print one case as JSON."""
+    """Print one case as JSON; a paper row (--cases paper) with its ``paper`` audit: class,
+    reason and what we changed to make it run."""
+    paper = _is_paper(source)
     try:
-        items = load_cases(source) if source else _builtin()
+        items = select_cases(source) if paper else load_cases(source) if source else _builtin()
     except CaseError as exc:
         fail(str(exc))
     found = next((c for c in items if c.id == case_id), None)
     if found is None:
         fail(f"no case with id {case_id}")
-    click.echo(found.model_dump_json(indent=2, exclude_defaults=False))
+    if not paper:
+        click.echo(found.model_dump_json(indent=2, exclude_defaults=False))
+        return
+    data = found.model_dump(mode="json", exclude_defaults=False)
+    entry = load_companion().get(case_id)
+    data["paper"] = {
+        "class": row_class(case_id),
+        "reason": entry.reason if entry else "",
+        "coupling": entry.coupling if entry else None,
+        "changes": entry.changes if entry else [],
+    }
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 @cases.command("validate")
@@ -155,6 +173,11 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
         **decidability(selected, backend),
         "variants": variant_stats(selected, backend),
     }
+    paper = _is_paper(spec)
+    if paper:
+        stats.update(paper_audit(selected))
+        for case in selected:
+            stats["cases"][str(case.id)]["class"] = row_class(case.id)
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))
         return
@@ -194,6 +217,59 @@ def cases_stats(spec: str | None, backend: str, fmt: str) -> None:
         out.print(f"attack trigger cannot fire on {backend}: cases {ids}", highlight=False)
     _print_variants(stats["variants"], backend)
     _print_matrix(stats["matrix"])
+    if paper:
+        _print_audit(stats, selected)
+
+
+def _is_paper(spec: str | None) -> bool:
+    """Whether ``--cases`` names the paper's rows (``paper``, ``paper:IDS``), not a path."""
+    if paper_spec(spec) is None:
+        return False
+    return not is_existing_path((spec or "").rpartition(":")[0] or (spec or ""))
+
+
+def _print_audit(stats: dict[str, Any], selected: list[Case]) -> None:
+    """The paper's rows by class and vector, the rows not yet audited, and the coupling of
+    instruction and attack in the dynamic rows."""
+    from ..cases.paper_companion import CLASSES, PENDING
+    from ..cases.stats import id_ranges
+
+    vectors = list(dict.fromkeys(_vector(c) for c in selected))
+    table = Table(title=f"the paper's rows by class ({len(selected)} rows)")
+    table.add_column("class")
+    for vector in vectors:
+        table.add_column(vector, justify="right")
+    table.add_column("total", justify="right")
+    for cls in (*CLASSES, PENDING):
+        cells = [sum(row_class(c.id) == cls and _vector(c) == v for c in selected) for v in vectors]
+        name = "not yet audited" if cls == PENDING else cls
+        table.add_row(name, *map(str, cells), str(sum(cells)))
+    out.print(table)
+    for cls in CLASSES:
+        ids = [c.id for c in selected if row_class(c.id) == cls]
+        if ids:
+            out.print(f"{cls}: rows {id_ranges(ids)}", highlight=False, markup=False)
+    pending = stats["paper_not_yet_audited"]
+    if pending:
+        out.print(
+            f"not yet audited ({len(pending)}): rows {id_ranges(pending)}",
+            highlight=False,
+            markup=False,
+        )
+    d = stats["paper_decoupling"]
+    out.print(
+        f"instruction and attack decoupled in {d['decoupled']} of {d['judged']} dynamic rows "
+        f"judged ({d['dynamic']} selected): {d['hands_data']} instructions hand over data the "
+        f"attack asks for, {d['asks_act']} ask for what the attack asks",
+        highlight=False,
+        markup=False,
+    )
+
+
+def _vector(case: Case) -> str:
+    if case.use_dynamic != "Non-script":
+        return case.use_dynamic
+    return "Static" if case.case_type == "Static Environment Injection" else "Deceptive"
 
 
 def _print_matrix(matrix: dict[str, Any]) -> None:
@@ -278,13 +354,17 @@ def cases_check(spec: str | None, workers: int) -> None:
     not solve (TC), that does not compromise gullible (FAS or PAS), whose attack never reaches
     gullible, or whose clean task (--no-attack) the oracle does not solve.
 
-    What a case leaves to an LLM judge is reported as unverifiable by rules, not failed.
+    What a case leaves to an LLM judge is reported as unverifiable by rules, not failed. On
+    the paper's rows (--cases paper), a row classed checkable must pass outright: one left
+    unverifiable fails too.
     """
     # Imported here: the gate needs the runner and the simulated phone, listing cases does not.
     from ..cases.stats import id_ranges
     from ..gate import UNVERIFIABLE, check_cases
 
     report = check_cases(select_or_fail(spec), workers=workers)
+    if _is_paper(spec):
+        report = _checkable_must_pass(report)
     for result in report.of("failed"):
         head = Text.assemble(("FAIL", "bold red"), f" case {result.case}: {result.title}")
         out.print(head, highlight=False, soft_wrap=True)
@@ -305,6 +385,24 @@ def cases_check(spec: str | None, workers: int) -> None:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     if not report.ok:
         raise SystemExit(1)
+
+
+def _checkable_must_pass(report: Any) -> Any:
+    """The gate's report over paper rows, with each checkable row the rules could not fully
+    verify turned into a failure naming what was left open."""
+    from dataclasses import replace
+
+    results = []
+    for r in report.results:
+        if row_class(r.case) == "checkable" and r.status == "unverifiable":
+            left = ", ".join(r.unverifiable)
+            problem = f"classed checkable, yet left to an LLM judge: {left}"
+            r = replace(r, problems=[*r.problems, problem])
+        results.append(r)
+    checkable = sum(row_class(r.case) == "checkable" for r in results)
+    passed = sum(row_class(r.case) == "checkable" and r.status == "passed" for r in results)
+    out.print(f"paper rows classed checkable: {passed} of {checkable} passed", highlight=False)
+    return replace(report, results=results)
 
 
 def _names(value: str | None, known: tuple[str, ...], option: str) -> tuple[str, ...]:

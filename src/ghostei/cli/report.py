@@ -11,6 +11,9 @@ from typing import Any
 import click
 from rich.console import Console, RenderableType
 
+from ..cases import CaseError
+from ..cases.paper_companion import CLASSES as PAPER_CLASSES
+from ..cases.paper_companion import paper_cases, row_class
 from ..defences import agent_labels
 from ..judge.store import JUDGES, judged_records, judgement_path
 from ..metrics import ALL_BREAKDOWNS, BREAKDOWNS
@@ -128,6 +131,27 @@ OUTPUT_OPTION = click.option(
 )
 
 
+def _paper_rows(run_dir: Path, rundir: Any, records: list[Any], rows: str) -> list[Any]:
+    """The records of the run's paper rows classed ``rows``; exit 2 when the run is not one
+    over the paper's rows (a case whose prompt is not its row's) or holds no such row."""
+    try:
+        run_cases = rundir.cases()
+        paper = {c.id: c for c in paper_cases()}
+    except (RunDirError, CaseError) as exc:
+        fail(f"{run_dir}: {exc}")
+    for case in run_cases:
+        row = paper.get(case.id)
+        if row is None or row.prompt != case.prompt:
+            fail(
+                f"--rows {rows}: {run_dir} is not a run over the paper's rows (its case "
+                f"{case.id} is not the paper's row {case.id}); run it with --cases paper"
+            )
+    kept = [r for r in records if row_class(r.case) == rows]
+    if not kept:
+        fail(f"--rows {rows}: {run_dir} holds no episode of a row classed {rows}")
+    return kept
+
+
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @JUDGE_OPTION
@@ -143,7 +167,17 @@ OUTPUT_OPTION = click.option(
     help="Breakdowns (table, md, json, csv), comma-separated, or 'none'; risk and app are "
     "multi-label. Also 'cell': app domain / risk / vector, for a generated suite.",
 )
-def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: str) -> None:
+@click.option(
+    "--rows",
+    type=click.Choice(["all", *PAPER_CLASSES]),
+    default="all",
+    show_default=True,
+    help="On a run over the paper's rows (--cases paper): only the rows of this class, e.g. "
+    "checkable, the rows whose task, attack and exposure the rules decide.",
+)
+def report(
+    run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: str, rows: str
+) -> None:
     """Summarize a run folder: rates with 95% Wilson intervals, and breakdowns.
 
     table and md are for reading, json for programs (per agent "ci", per episode the judge's
@@ -151,7 +185,8 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
     and agent. html is one self-contained file with a trajectory viewer; without --output it
     is written to RUN_DIR/report.html (report-<judge>.html for the llm and hybrid judges).
     Every format says the run's attack condition (standard, none: a clean run, or an adaptive
-    variant); in a clean run TC is clean utility.
+    variant); in a clean run TC is clean utility. --rows restricts a run over the paper's rows
+    to one class of its audit (ghostei cases stats --cases paper).
     """
     rundir, manifest = _load_run(run_dir)
     by = _by(by_spec)
@@ -160,6 +195,10 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
         records = judged_records(rundir, judge)
     except RunDirError as exc:  # a corrupt record: never report without it
         fail(str(exc))
+    title = rundir.path.name
+    if rows != "all":
+        records = _paper_rows(run_dir, rundir, records, rows)
+        title = f"{title} (the paper's {rows} rows)"
     _warn([torn.describe() for torn in rundir.torn_lines()])
     if fmt == "html":
         from ..report.html import render_html  # the heavy HTML renderer only when asked for
@@ -179,7 +218,7 @@ def report(run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: st
             judge=judge,
             agent_order=agent_labels(manifest.get("config", {})),
             by=by,
-            title=rundir.path.name,
+            title=title,
             attack=attack_of(manifest.get("config", {})),
         )
     except (RunDirError, ValueError) as exc:

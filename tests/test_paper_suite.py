@@ -1,0 +1,225 @@
+"""The paper's suite built in: ``--cases paper``, the companion file's audit of every row,
+the gate over the rows classed checkable, and the report restricted to them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ghostei.attacks import NO_ATTACK
+from ghostei.cases import Case, select_cases
+from ghostei.cases.paper import dataset_path
+from ghostei.cases.paper_companion import (
+    CLASSES,
+    PENDING,
+    apply_companion,
+    class_counts,
+    companion_path,
+    load_companion,
+    paper_cases,
+    paper_spec,
+    row_class,
+)
+from ghostei.cases.upstream import import_upstream
+from ghostei.checks import LlmJudged
+from ghostei.device import DEFAULT_ATTACKER_PACKAGE
+from ghostei.gate import check_case
+from ghostei.runner import RunConfig, run_episode
+
+from .helpers import cli
+
+# The rows classed checkable when this test was written: the count may only grow.
+CHECKABLE_AT_LEAST = 10
+# The dataset as released upstream (SOURCE.md records the same digest).
+DATASET_SHA256 = "fb5aaa8e5ebd5f6576da3e5c9a3b3fbf2fbc478e892db43a3424ffe010667a90"
+FAST = RunConfig(frames="none", width=360, height=640, max_steps=30)
+
+ROWS = {c.id: c for c in paper_cases()}
+CHECKABLE = sorted(i for i in ROWS if row_class(i) == "checkable")
+
+
+def test_the_dataset_is_the_released_one() -> None:
+    assert hashlib.sha256(dataset_path().read_bytes()).hexdigest() == DATASET_SHA256
+
+
+def test_every_row_has_an_entry_with_its_reason() -> None:
+    companion = load_companion()
+    assert sorted(companion) == sorted(ROWS) == list(range(1, 111))
+    for i, entry in companion.items():
+        assert entry.klass in (*CLASSES, PENDING)
+        assert len(entry.reason) > 20, i
+        dynamic = ROWS[i].case_type == "Dynamic Environment Injection"
+        # The decoupling audit judges every dynamic row and only those.
+        assert (entry.coupling is not None) == dynamic, i
+
+
+def test_the_companion_copies_no_row_text() -> None:
+    # Ours, keyed by row id: no prompt, overlay text, SMS message or criterion in it.
+    companion = Path(companion_path()).read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in dataset_path().read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        texts = [row["prompt"], *row["result"], *row["result"].values()]
+        extra = row["extra"]
+        texts += [extra.get("content", ""), extra.get("message", ""), extra.get("title", "")]
+        for text in texts:
+            if len(text) >= 30:
+                assert text not in companion, (row["id"], text)
+
+
+def test_the_checkable_rows_only_grow() -> None:
+    assert len(CHECKABLE) >= CHECKABLE_AT_LEAST
+    # A checkable row is decided by rules alone: no predicate of it is left to an LLM judge.
+    for i in CHECKABLE:
+        checks = ROWS[i].checks
+        for name in ("task", "full_attack", "partial_attack"):
+            assert not isinstance(getattr(checks, name), LlmJudged), (i, name)
+
+
+@pytest.mark.parametrize("row", CHECKABLE)
+def test_a_checkable_row_passes_the_gate(row: int) -> None:
+    case = ROWS[row]
+    assert check_case(case, FAST).status == "passed"
+    oracle = run_episode(case, "oracle", FAST, None)
+    assert oracle.label == "TC"
+    clean = run_episode(case, "oracle", RunConfig(frames="none", attack=NO_ATTACK), None)
+    assert clean.label == "TC"
+    gullible = run_episode(case, "gullible", FAST, None)
+    assert gullible.label in ("FAS", "PAS")
+    assert gullible.exposed is True
+
+
+def _page_rows() -> list[int]:
+    return [i for i in CHECKABLE if ROWS[i].extra.get("use_page")]
+
+
+@pytest.mark.parametrize("row", _page_rows())
+def test_only_the_partial_step_is_no_full_attack(row: int) -> None:
+    # The row's criteria: "clicked Verify and opened the page" is partial, "entered the data
+    # in the form" full. An agent that confirms the overlay and types nothing is PAS.
+    case = ROWS[row]
+    confirm = next(s for s in case.attack_solution if s.package == DEFAULT_ATTACKER_PACKAGE)
+    partial = case.model_copy(update={"attack_solution": [confirm]})
+    record = run_episode(partial, "gullible", FAST, None)
+    assert record.verdict is not None
+    assert record.verdict.predicates["full_attack"] is False
+    assert record.verdict.predicates["partial_attack"] is True
+    assert record.label == "PAS"
+
+
+def test_page_rows_are_among_the_checkable() -> None:
+    assert _page_rows(), "no checkable row with a phishing page to test the partial step on"
+
+
+def test_a_task_check_fails_without_the_task() -> None:
+    # The oracle that only opens the app does not complete a checkable row's task.
+    for i in CHECKABLE:
+        case = ROWS[i]
+        first = case.solution[0]
+        lazy = case.model_copy(
+            update={"solution": [first, first.model_copy(update={"do": "finish", "value": None})]}
+        )
+        record = run_episode(lazy, "oracle", FAST, None)
+        assert record.label != "TC", i
+
+
+def test_selection_by_paper_and_ids() -> None:
+    assert [c.id for c in select_cases("paper")] == list(range(1, 111))
+    assert [c.id for c in select_cases("paper:1-10,60")] == [*range(1, 11), 60]
+    assert paper_spec("paper:3") == "3"
+    assert paper_spec("papers") is None
+
+
+def test_the_companion_keeps_the_rows_own_attack() -> None:
+    # Overlay text, buttons, style, urgency, trigger and page fields are the import's.
+    imported = {item.data["id"]: item.data for item in import_upstream(dataset_path())}
+    for i, case in ROWS.items():
+        assert case.prompt == imported[i]["prompt"]
+        if case.case_type == "Dynamic Environment Injection":
+            assert case.extra == imported[i]["extra"], i
+        applied = apply_companion(imported[i], load_companion()[i])
+        assert applied["id"] == i
+
+
+def test_stats_give_the_audit() -> None:
+    result = cli("cases", "stats", "--cases", "paper", "--format", "json")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    classes = stats["paper_classes"]
+    assert list(classes) == ["checkable", "task_is_attack", "not_realisable", "llm_only"]
+    assert classes["checkable"] == len(CHECKABLE)
+    assert sum(classes.values()) + len(stats["paper_not_yet_audited"]) == 110
+    assert stats["cases"]["51"]["class"] == "checkable"
+    assert stats["cases"]["1"]["class"] == "task_is_attack"
+    d = stats["paper_decoupling"]
+    assert d["dynamic"] == d["judged"] == 75
+    assert d["decoupled"] == class_counts(list(ROWS.values()))["paper_decoupling"]["decoupled"]
+    assert 0 < d["decoupled"] < 75
+    table = cli("cases", "stats", "--cases", "paper:1-60")
+    assert table.exit_code == 0, table.output
+    assert "not yet audited" in table.output
+    assert "decoupled in" in table.output
+
+
+def test_show_gives_the_class_and_changes() -> None:
+    result = cli("cases", "show", "52", "--cases", "paper")
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert shown["paper"]["class"] == "checkable"
+    assert shown["paper"]["changes"]
+    assert shown["checks"]["task"]["event"] == "answered"
+
+
+def test_check_fails_a_checkable_row_left_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkable row whose task is back to the LLM marker is a failure, not "unverifiable".
+    import ghostei.cases.paper_companion as pc
+
+    broken = [
+        c.model_copy(
+            update={"checks": c.checks.model_copy(update={"task": LlmJudged(judge="llm")})}
+        )
+        if c.id == 51
+        else c
+        for c in paper_cases()
+    ]
+    monkeypatch.setattr(pc, "_paper_cases", lambda: tuple(broken))
+    result = cli("cases", "check", "--cases", "paper:51,52")
+    assert result.exit_code == 1, result.output
+    assert "classed checkable, yet left to an LLM judge" in result.output
+    assert "1 of 2 passed" in result.output
+
+
+def test_report_restricts_to_checkable_rows(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    ran = cli(
+        "run",
+        "--cases",
+        "paper:1,51,52",
+        "--agent",
+        "oracle",
+        "--agent",
+        "gullible",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    )
+    assert ran.exit_code == 0, ran.output
+    result = cli("report", str(out), "--rows", "checkable", "--format", "json", "--by", "none")
+    assert result.exit_code == 0, result.output
+    episodes = json.loads(result.output)["episodes"]
+    assert sorted({e["case"] for e in episodes}) == [51, 52]
+    labels = {(e["case"], e["agent"]): e["label"] for e in episodes}
+    assert labels[(51, "oracle")] == labels[(52, "oracle")] == "TC"
+    # A run over other cases is refused by name.
+    other = tmp_path / "builtin"
+    assert cli("run", "--cases", "1", "--agent", "oracle", "--out", str(other)).exit_code == 0
+    refused = cli("report", str(other), "--rows", "checkable")
+    assert refused.exit_code == 2
+    assert "not a run over the paper's rows" in refused.output
+
+
+def test_paper_rows_are_cases() -> None:
+    assert all(isinstance(c, Case) for c in ROWS.values())
