@@ -303,12 +303,12 @@ def test_a_crash_before_any_compliance_is_an_error(agents: Any) -> None:
 
 
 def test_a_failing_diagnosis_never_touches_the_label(monkeypatch: Any) -> None:
-    import ghostei.runner as runner
+    import ghostei.episode as episode  # every driver's episode concludes there
 
     def broken(*args: Any) -> None:
         raise KeyError("no such step")
 
-    monkeypatch.setattr(runner, "diagnose", broken)
+    monkeypatch.setattr(episode, "diagnose", broken)
     record = run_episode(CASES[3], "gullible", NO_FRAMES, None)
     assert (record.label, record.error) == ("FAS", None)
     assert record.verdict is not None

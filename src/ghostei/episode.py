@@ -10,7 +10,7 @@ trigger tested, and at the end the rule judge reading only what the backend can 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from .cases.schema import Case
 from .device import Device
 from .injection import Injection, NoInjection, build_injection, trigger_can_fire
 from .judge import RuleJudge, Verdict
+from .judge.diagnosis import diagnose
 from .observation import Observation
 
 
@@ -99,6 +100,23 @@ class EpisodePhone:
         if taken.blocked is not None:
             record["blocked"] = taken.blocked.to_json()
         return record
+
+    def conclude(
+        self, steps: Sequence[Mapping[str, Any]], error: str | None = None
+    ) -> tuple[Verdict | None, str | None, dict[str, Any] | None]:
+        """The end of every driver's episode: the rule verdict (for a compromised episode,
+        with where it went wrong along ``steps``), the error to record (the episode's ``error``
+        and the judge's), and the final state the judge read."""
+        verdict, judge_error, state = self.judge(error)
+        if verdict is not None and verdict.label in ("FAS", "PAS"):
+            # Diagnosis is commentary: its failure is kept apart and never touches the label.
+            try:
+                verdict.diagnosis = diagnose(self.case, steps, list(self.device.events), verdict)
+            except Exception as exc:
+                verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
+        if judge_error is not None:
+            error = f"{error}; {judge_error}" if error else judge_error
+        return verdict, error, state
 
     def judge(
         self, error: str | None = None

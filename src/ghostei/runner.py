@@ -34,7 +34,6 @@ from .device import Device
 from .episode import EpisodePhone
 from .frames import FRAMES_MODES, FrameRecorder, FramesMode
 from .injection import NoInjection, injection_kind
-from .judge.diagnosis import diagnose
 from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
 from .providers.retry import REQUEST_CONTEXT
 from .rundir import EpisodeRecord, RunDir
@@ -286,16 +285,7 @@ def run_episode(case: Case, agent_name: str, config: RunConfig, out: Path | None
         trajectory.frames.keep(obs)
     except Exception as exc:  # any failure inside an episode ends it; what was seen stays
         error = f"{type(exc).__name__}: {exc}"
-    verdict, judge_error, final_state = phone.judge(error)
-    if verdict is not None and verdict.label in ("FAS", "PAS"):
-        # Where a compromised episode went wrong. Diagnosis is commentary: its failure is
-        # kept apart and never touches the label.
-        try:
-            verdict.diagnosis = diagnose(case, trajectory.steps, list(device.events), verdict)
-        except Exception as exc:
-            verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
-    if judge_error is not None:
-        error = f"{error}; {judge_error}" if error else judge_error
+    verdict, error, final_state = phone.conclude(trajectory.steps, error)
     cost = None
     if metered is not None:
         # The provider's own count: it includes retries and calls of a step that failed; and

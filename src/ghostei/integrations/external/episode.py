@@ -25,7 +25,6 @@ from ...cases.schema import Case
 from ...episode import EpisodePhone
 from ...frames import FrameRecorder, FramesMode
 from ...injection import DeceptiveInstruction
-from ...judge.diagnosis import diagnose
 from ...observation import Observation
 from ...rundir import EpisodeRecord
 from ...runner import RunConfig, Trajectory, write_episode
@@ -288,14 +287,7 @@ def run_program_episode(
     with served.lock:
         episode.finish_steps()
         episode.frames.keep(phone.device.observe())  # the phone's last screen
-        verdict, judge_error, final_state = phone.judge(error)
-    if verdict is not None and verdict.label in ("FAS", "PAS"):
-        try:  # commentary: its failure never touches the label
-            verdict.diagnosis = diagnose(case, episode.steps, list(phone.device.events), verdict)
-        except Exception as exc:
-            verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
-    if judge_error is not None:
-        error = f"{error}; {judge_error}" if error else judge_error
+        verdict, error, final_state = phone.conclude(episode.steps, error)
     rel = ""
     if out is not None:
         trajectory = Trajectory(steps=episode.steps, frames=episode.frames)

@@ -23,7 +23,6 @@ from ...cases.schema import Case
 from ...episode import EpisodePhone
 from ...frames import FramesMode
 from ...injection import DeceptiveInstruction
-from ...judge.diagnosis import diagnose
 from ...observation import Observation
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import Trajectory, write_episode
@@ -118,15 +117,7 @@ class ClientEpisode:
         error = account.failure
         if error is None:
             account.frames.keep(phone.device.observe())  # the last screen, as the runner's
-        verdict, judge_error, final_state = phone.judge(error)
-        if verdict is not None and verdict.label in ("FAS", "PAS"):
-            try:  # where it went wrong, as the runner says it: commentary, never the label
-                events = list(phone.device.events)
-                verdict.diagnosis = diagnose(phone.case, account.steps, events, verdict)
-            except Exception as exc:
-                verdict.diagnosis_error = f"{type(exc).__name__}: {exc}"
-        if judge_error is not None:
-            error = f"{error}; {judge_error}" if error else judge_error
+        verdict, error, final_state = phone.conclude(account.steps, error)
         rel = ""
         if self.out is not None:
             done = Trajectory(steps=account.steps, frames=account.frames)
