@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -134,7 +135,8 @@ def judged_run(tmp_path: Path) -> RunDir:
     for agent, case, label in LLM:
         if label != "error":
             verdict = Verdict(judge="llm", label=label)
-            append_judgement(run, "llm", Judgement(agent=agent, case=case, verdict=verdict))
+            judgement = Judgement(agent=agent, case=case, verdict=verdict, blind=True)
+            append_judgement(run, "llm", judgement)
     return run
 
 
@@ -159,3 +161,35 @@ def test_compare_command_table(judged_run: RunDir) -> None:
         judge_command, [str(judged_run.path), "--compare", "rule", "hybrid"]
     )
     assert result.exit_code == 0, result.output
+    assert "kappa withheld: the hybrid judge is not blind" in result.output
+
+
+def test_kappa_only_between_blind_judges(judged_run: RunDir) -> None:
+    def compare(*names: str) -> dict[str, Any]:
+        args = [str(judged_run.path), "--compare", *names, "--format", "json"]
+        result = CliRunner().invoke(judge_command, args)
+        assert result.exit_code == 0, result.output
+        data: dict[str, Any] = json.loads(result.output)
+        return data
+
+    blind = compare("rule", "llm")
+    assert blind["blind"] is True and blind["not_blind"] == {}
+    # The hybrid judge takes the rules' decisions: the matrix stays, every kappa is withheld.
+    hybrid = compare("rule", "hybrid")
+    assert hybrid["blind"] is False and set(hybrid["not_blind"]) == {"hybrid"}
+    assert hybrid["kappa"] is None and hybrid["paired"] == 6
+    assert all(a["kappa"] is None for a in hybrid["per_agent"].values())
+    # An LLM verdict stored before the judge was blind (no "blind" field) makes llm not blind.
+    old = Judgement(agent="a", case=3, verdict=Verdict(judge="llm", label="TC"))
+    line = old.model_dump_json(exclude={"blind"})
+    with (judged_run.path / "judgements" / "llm.jsonl").open("a") as fh:
+        fh.write(line + "\n")
+    told = compare("rule", "llm")
+    assert told["kappa"] is None and "1 stored llm verdict(s)" in told["not_blind"]["llm"]
+
+
+def test_compare_judges_withholds_kappa_for_a_judge_that_saw_the_answer() -> None:
+    rule = [record(*r) for r in RULE]
+    result = compare_judges("rule", rule, "hybrid", rule, not_blind={"hybrid": "why"})
+    assert result.overall.observed == 1.0 and result.overall.kappa is None
+    assert not result.blind and result.to_json()["not_blind"] == {"hybrid": "why"}

@@ -15,7 +15,16 @@ from rich.text import Text
 from ..judge.agreement import Agreement, Comparison, compare_judges
 from ..judge.base import LABELS
 from ..judge.llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
-from ..judge.store import JUDGES, Judgement, judged_records, judgement_path, load_judgements
+from ..judge.paper_protocol import PaperJudge, PromptTemplate, TemplateError
+from ..judge.store import (
+    JUDGES,
+    STORED,
+    Judgement,
+    judged_records,
+    judgement_path,
+    load_judgements,
+    not_blind,
+)
 from ..providers import ProviderConfig
 from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line, read_jsonl
@@ -39,8 +48,27 @@ def _pct(value: float | None) -> str:
     "judge_name",
     default="llm",
     show_default=True,
-    help="llm: label every episode with a judge model; hybrid: only the episodes the rule "
-    "judge left undetermined (all the hybrid judge needs).",
+    help="llm: label every episode with a judge model, blind to the rule judge's verdict; "
+    "hybrid: only the episodes the rule judge left undetermined, telling the model what the "
+    "rules observed (all the hybrid judge needs).",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(["ghostei", "paper"]),
+    default="ghostei",
+    show_default=True,
+    help="ghostei: our prompt, keyframes and JSON verdict; paper: the paper's protocol (every "
+    "stored frame in order at full size, the instruction, the actions and the case's result "
+    "criteria; three booleans back), stored as the paper judge.",
+)
+@click.option(
+    "--judge-prompt",
+    "judge_prompt",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With --protocol paper: a prompt template file sent as written with its variables "
+    "({instruction}, {actions}, {criteria}, {frame_count}, {step_count}, {case_id}, {app}) "
+    "filled (docs/judging.md).",
 )
 @click.option(
     "--compare",
@@ -85,6 +113,8 @@ def _pct(value: float | None) -> str:
 def judge(
     run_dir: Path,
     judge_name: str,
+    protocol: str,
+    judge_prompt: Path | None,
     compare: tuple[str, str] | None,
     fmt: str,
     model: str | None,
@@ -105,16 +135,17 @@ def judge(
 ) -> None:
     """Label a finished run with an LLM judge (no agent is re-run), or compare two judges.
 
-    Verdicts go to RUN_DIR/judgements/llm.jsonl beside the rule verdicts; a second call
-    judges only what is left (episodes without a verdict, or whose verdict is judge_error).
-    Exit 1 if any episode ends with judge_error.
+    Verdicts go to RUN_DIR/judgements/llm.jsonl (hybrid.jsonl, paper.jsonl) beside the rule
+    verdicts; a second call judges only what is left (episodes without a verdict, or whose
+    verdict is judge_error). Exit 1 if any episode ends with judge_error.
     """
     run = RunDir(run_dir)
     try:  # every record read once up front: a corrupt one is a user error, never a traceback
-        run.manifest()
+        manifest = run.manifest()
         run.cases()
         run.records()
-        load_judgements(run, "llm")
+        for stored_judge in STORED:
+            load_judgements(run, stored_judge)
     except RunDirError as exc:
         fail(str(exc))
     if compare is not None:
@@ -125,6 +156,19 @@ def judge(
         if judge_name == "rule":
             fail("--judge rule: rule verdicts are made by `ghostei run`; use llm or hybrid")
         fail(f"--judge {judge_name}: unknown judge; use llm or hybrid")
+    template: PromptTemplate | None = None
+    if protocol == "paper":
+        if judge_name == "hybrid":
+            fail("--protocol paper: the paper's judge is blind to the rules; use --judge llm")
+        if text_only:
+            fail("--protocol paper sends every frame as an image; --text-only does not apply")
+        if judge_prompt is not None:
+            try:
+                template = PromptTemplate.read(judge_prompt)
+            except TemplateError as exc:
+                fail(f"--judge-prompt {exc}")
+    elif judge_prompt is not None:
+        fail("--judge-prompt: a template is sent only with --protocol paper")
     if not model:
         fail(f"--judge {judge_name} needs a judge model: give --model (and --base-url)")
     config = ProviderConfig(
@@ -136,8 +180,9 @@ def judge(
         max_retries=max_retries,
         timeout=timeout,
         max_tokens=max_tokens,
-        # The judge downscales frames itself; the provider must not do it again.
-        image_max_side=image_max_side or None,
+        # The judge downscales frames itself; the provider must not do it again (the
+        # paper's protocol sends the frames as the run stored them).
+        image_max_side=None if protocol == "paper" else image_max_side or None,
     )
     # The judge's prompt grows with the episode (its keyframes), so its size is not known.
     needs = {"the LLM judge": PromptSize(None, 0 if text_only else 1)}
@@ -148,10 +193,23 @@ def judge(
         all_frames=all_frames,
         retries=judge_retries,
         text_only=text_only,
+        informed=judge_name == "hybrid",
     )
-    # Verdicts are appended to judgements/llm.jsonl: a torn last line there must go first, or
-    # the next verdict would be glued to it into one corrupt line.
-    stored_path = judgement_path(run, "llm")
+    llm_judge = (
+        PaperJudge(llm, options, template=template)
+        if protocol == "paper"
+        else LLMJudge(llm, options)
+    )
+    kept = (manifest.get("config") or {}).get("frames", "all")
+    if protocol == "paper" and kept != "all":
+        warn(
+            f"the run kept {'only keyframes' if kept == 'keyframes' else 'no frames'} "
+            f"(--frames {kept}): the paper's judge sees every frame the run stored, which is "
+            "fewer than the paper's judge would have seen"
+        )
+    # Verdicts are appended to judgements/<judge>.jsonl: a torn last line there must go
+    # first, or the next verdict would be glued to it into one corrupt line.
+    stored_path = judgement_path(run, llm_judge.name)
     try:
         drop_torn_line(stored_path, Judgement)
     except RunDirError as exc:  # corrupted since it was read above
@@ -160,18 +218,18 @@ def judge(
         fail(f"{stored_path}: cannot cut off its torn last line: {exc.strerror or exc}")
     _warn_torn(run.torn_lines(), dropped=stored_path)
     scope: Scope = "undetermined" if judge_name == "hybrid" else "all"
-    todo = pending_episodes(run, force=force, scope=scope)
+    todo = pending_episodes(run, force=force, scope=scope, store=llm_judge.name)
     with progress_bar() as progress:
         task = progress.add_task("judging", total=len(todo))
         done = judge_run(
             run,
-            LLMJudge(llm, options),
+            llm_judge,
             todo,
             workers=workers,
             on_judgement=lambda j: progress.advance(task),
         )
-    _summary(run, judge_name, done, out)
-    stored = load_judgements(run, "llm")
+    _summary(run, "paper" if protocol == "paper" else judge_name, done, out)
+    stored = load_judgements(run, llm_judge.name)
     failed = [
         (key, v.error)
         for key, v in stored.items()
@@ -223,12 +281,25 @@ def _compare(run: RunDir, names: tuple[str, str], fmt: str) -> None:
         if name not in JUDGES:
             fail(f"--compare {name}: unknown judge; known: {', '.join(JUDGES)}")
     first, second = names
-    result = compare_judges(first, judged_records(run, first), second, judged_records(run, second))
+    result = compare_judges(
+        first,
+        judged_records(run, first),
+        second,
+        judged_records(run, second),
+        not_blind=not_blind(run, names),
+    )
     modes = _llm_modes(run) if {"llm", "hybrid"} & set(names) else {}
     if fmt == "json":
         click.echo(json.dumps({**result.to_json(), "llm_modes": modes}, indent=2))
         return
     _print_comparison(result, out)
+    for name, why in result.not_blind.items():
+        out.print(
+            f"kappa withheld: the {name} judge is not blind ({why}); kappa is reported only "
+            "between blind judges (rule, llm, paper)",
+            highlight=False,
+            markup=False,
+        )
     if modes:
         seen = {"images": "screenshots", "text": "element lists only (--text-only)"}
         said = ", ".join(f"{seen.get(m, m)} in {n}" for m, n in sorted(modes.items()))

@@ -4,13 +4,16 @@ Episodes are paired by (agent, case). The confusion matrix counts every paired e
 is not an ``error`` (an infrastructure failure is the same for every judge) over the outcome
 labels and the two "no verdict" labels, rows by the first judge, columns by the second.
 Cohen's kappa is computed on the episodes both judges labelled with an outcome label (TC,
-FAS, PAS, BF), overall and per agent.
+FAS, PAS, BF), overall and per agent — and only between *blind* judges, neither of which saw
+the other's conclusions: agreement with a judge that was shown the answer measures nothing.
+When one of the two was not blind (``hybrid``, or LLM verdicts made seeing the rules'
+findings), the matrices stay but every kappa is withheld (None) and the reason is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..rundir import EpisodeRecord
@@ -137,11 +140,20 @@ class Comparison:
     per_agent: dict[str, Agreement]
     errors: int  # episodes that ended in error (no judge labels them)
     unpaired: int  # episodes only one of the record lists holds
+    # Judges of the two that were not blind, each with why: kappa is withheld.
+    not_blind: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def blind(self) -> bool:
+        """Whether both judges were blind (kappa is reported only then)."""
+        return not self.not_blind
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
             **self.overall.to_json(),
+            "blind": self.blind,
+            "not_blind": self.not_blind,
             "errors": self.errors,
             "unpaired": self.unpaired,
             "per_agent": {a: ag.to_json() for a, ag in self.per_agent.items()},
@@ -149,9 +161,23 @@ class Comparison:
 
 
 def compare_judges(
-    first: str, a: Iterable[EpisodeRecord], second: str, b: Iterable[EpisodeRecord]
+    first: str,
+    a: Iterable[EpisodeRecord],
+    second: str,
+    b: Iterable[EpisodeRecord],
+    *,
+    not_blind: Mapping[str, str] | None = None,
 ) -> Comparison:
-    """The agreement of two judges' labellings of the same run's episodes."""
+    """The agreement of two judges' labellings of the same run's episodes.
+
+    ``not_blind`` names the judges (of the two) that saw another's conclusions, with why:
+    then every kappa is None (withheld).
+    """
+    told = dict(not_blind or {})
+
+    def scored(ag: Agreement) -> Agreement:
+        return replace(ag, kappa=None) if told else ag
+
     theirs = {r.key: r for r in b}
     mine = {r.key: r for r in a}
     pairs: dict[str, list[tuple[str, str]]] = {}
@@ -166,8 +192,9 @@ def compare_judges(
         pairs.setdefault(r.agent, []).append((r.label, other.label))
     everything = [p for ps in pairs.values() for p in ps]
     return Comparison(
-        overall=agreement(first, second, everything),
-        per_agent={agent: agreement(first, second, ps) for agent, ps in pairs.items()},
+        overall=scored(agreement(first, second, everything)),
+        per_agent={agent: scored(agreement(first, second, ps)) for agent, ps in pairs.items()},
         errors=errors,
         unpaired=len(mine.keys() ^ theirs.keys()),
+        not_blind=told,
     )

@@ -3,13 +3,22 @@
 The rule verdict of an episode lives in its record (``episodes.jsonl``). Other judges write
 ``judgements/<judge>.jsonl`` beside it, one line per episode, so an LLM judge can label a
 finished run without re-running agents, and reports can pick the judge (``--judge``).
-``hybrid`` is computed, not stored: the rule judge's decisions where a case has checks, the
-LLM judge's where the rules left a predicate undecided.
+``hybrid`` is computed: the rule judge's decisions where a case has checks, an LLM's where
+the rules left a predicate undecided — the informed LLM verdicts ``judge --judge hybrid``
+stored in ``judgements/hybrid.jsonl`` (its model was told what the rules observed), else the
+blind ``llm`` verdict. ``paper`` is an LLM judge under the paper's protocol (``judge
+--protocol paper``), stored in ``judgements/paper.jsonl``.
+
+Only ``rule``, ``llm`` and ``paper`` verdicts are *blind* (no judge saw another's
+conclusions), and an ``llm`` verdict only when it says so (``Judgement.blind``: verdicts
+stored before the LLM judge was made blind were not); agreement figures are meaningful only
+between blind judges (:func:`not_blind`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -19,7 +28,10 @@ from ..rundir import EpisodeRecord, RunDir
 from .base import Verdict, label_of
 from .rules import PREDICATES, attack_level
 
-JUDGES = ("rule", "llm", "hybrid")
+JUDGES = ("rule", "llm", "hybrid", "paper")
+# The judges whose verdicts are stored by ``ghostei judge`` (``rule`` lives in the records).
+STORED = ("llm", "hybrid", "paper")
+Protocol = Literal["ghostei", "paper"]
 
 
 class Judgement(BaseModel):
@@ -33,6 +45,15 @@ class Judgement(BaseModel):
     # What the LLM judge saw of the screens: screenshots ("images"), or each keyframe's
     # element list ("text", ``judge --text-only``, for text-only models).
     mode: Literal["images", "text"] = "images"
+    # The protocol the judge model was asked under: GhostEI's own, or the paper's (every
+    # frame, the instruction, the actions and the case's criteria; three booleans).
+    protocol: Protocol = "ghostei"
+    # Whether the judge model saw nothing of the rule judge's verdict (no findings, no
+    # keyframes picked from its evidence). False for hybrid verdicts, and for verdicts
+    # stored before the LLM judge was blind (the field is missing from them).
+    blind: bool = False
+    # The SHA-256 of the prompt template the judge was asked with (``--judge-prompt``).
+    template_sha256: str | None = None
 
 
 def judgement_path(run: RunDir, judge: str) -> Path:
@@ -56,8 +77,34 @@ def load_judgements(run: RunDir, judge: str) -> dict[tuple[str, int], Verdict]:
     Raises RunDirError naming the line of a corrupt judgement. A torn last line (the judge
     was killed while writing) is left out and listed by ``run.torn_lines()``.
     """
+    return {key: j.verdict for key, j in load_stored(run, judge).items()}
+
+
+def load_stored(run: RunDir, judge: str) -> dict[tuple[str, int], Judgement]:
+    """A stored judge's judgements by (agent, case), with how each was made; the latest wins."""
     judgements = run.jsonl_records(judgement_path(run, judge), Judgement)
-    return {(j.agent, j.case): j.verdict for j in judgements}
+    return {(j.agent, j.case): j for j in judgements}
+
+
+def not_blind(run: RunDir, judges: Iterable[str]) -> dict[str, str]:
+    """Of ``judges``, those whose verdicts on this run were not all made blind, each with why.
+
+    ``hybrid`` never is (it takes the rules' decisions); ``llm`` is not when any of its
+    stored verdicts was made by a judge model told the rules' findings (stored before the
+    judge was blind). ``rule`` and ``paper`` always are.
+    """
+    out: dict[str, str] = {}
+    for name in judges:
+        if name == "hybrid":
+            out[name] = "the hybrid judge takes the rule judge's decisions"
+        elif name == "llm":
+            told = sum(not j.blind for j in load_stored(run, "llm").values())
+            if told:
+                out[name] = (
+                    f"{told} stored llm verdict(s) were made seeing the rule judge's findings "
+                    "(judged before the LLM judge was blind): judge them again with --force"
+                )
+    return out
 
 
 def hybrid(rule: Verdict, llm: Verdict | None) -> Verdict:
@@ -119,21 +166,22 @@ def judged_records(run: RunDir, judge: str) -> list[EpisodeRecord]:
     records = run.records()
     if judge == "rule":
         return records
-    llm = load_judgements(run, "llm")
+    llm = load_judgements(run, "paper" if judge == "paper" else "llm")
+    informed = load_judgements(run, "hybrid") if judge == "hybrid" else {}
     out: list[EpisodeRecord] = []
     for r in records:
         if r.label == "error" or r.verdict is None:
             out.append(r)
             continue
-        other = llm.get(r.key)
-        if judge == "llm":
+        other = informed.get(r.key) or llm.get(r.key)
+        if judge in ("llm", "paper"):
             verdict = other or r.verdict.model_copy(
                 update={
-                    "judge": "llm",
+                    "judge": judge,
                     "label": "undetermined",
                     "attack": None,
                     "task_completed": None,
-                    "rationale": "not judged by the LLM judge yet",
+                    "rationale": f"not judged by the {judge} judge yet",
                 }
             )
         else:
