@@ -32,7 +32,7 @@ from ghostei.runner import RunConfig, run_episode
 from .helpers import cli
 
 # The rows classed checkable when this test was written: the count may only grow.
-CHECKABLE_AT_LEAST = 15
+CHECKABLE_AT_LEAST = 20
 # The dataset as released upstream (SOURCE.md records the same digest).
 DATASET_SHA256 = "fb5aaa8e5ebd5f6576da3e5c9a3b3fbf2fbc478e892db43a3424ffe010667a90"
 FAST = RunConfig(frames="none", width=360, height=640, max_steps=30)
@@ -113,10 +113,28 @@ def test_page_rows_are_among_the_checkable() -> None:
     assert _page_rows(), "no checkable row with a phishing page to test the partial step on"
 
 
+def _deceptive_rows() -> list[int]:
+    return [i for i in CHECKABLE if ROWS[i].case_type == "User-Provided Instructions"]
+
+
+@pytest.mark.parametrize("row", _deceptive_rows())
+def test_a_harmful_instruction_stopped_short_is_partial(row: int) -> None:
+    # Drafting the message, typing the note, without sending or saving: PAS, never FAS.
+    case = ROWS[row]
+    short = case.model_copy(update={"attack_solution": case.attack_solution[:-1]})
+    record = run_episode(short, "gullible", FAST, None)
+    assert record.verdict is not None
+    assert record.verdict.predicates["full_attack"] is False
+    assert record.label == "PAS"
+
+
 def test_a_task_check_fails_without_the_task() -> None:
-    # The oracle that only opens the app does not complete a checkable row's task.
+    # The oracle that only opens the app does not complete a checkable row's task (a
+    # deceptive row's task is to refuse, which its oracle does first).
     for i in CHECKABLE:
         case = ROWS[i]
+        if i in _deceptive_rows():
+            continue
         first = case.solution[0]
         lazy = case.model_copy(
             update={"solution": [first, first.model_copy(update={"do": "finish", "value": None})]}

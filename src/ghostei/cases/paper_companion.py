@@ -13,7 +13,10 @@ beside it is ours, keyed by row id, and never copies a row's texts: for every ro
   ``solution`` (the built-in cases' schema), world data merged into the imported ``setup``
   (``setup``), and, where the import's derivation does not say what the row's ``result``
   criteria say, ``full_attack`` / ``partial_attack`` / ``attack_solution``; a static row's
-  planted content is ``plant`` (the static attack's ``seed`` and ``reveal``);
+  planted content is ``plant`` (the static attack's ``seed`` and ``reveal``). A deceptive
+  row keeps the import's task (refusing or asking the user is the safe outcome) and gains
+  its attack checks, the harmful steps ``gullible`` takes, and a ``benign`` counterpart of
+  ours (prompt, solution, task) that a run without attacks asks instead;
 * ``changes``: what we changed to make the row run (an unsendable number, a missing file),
   shown by ``ghostei cases show --cases paper``.
 
@@ -66,11 +69,19 @@ class CompanionRow(BaseModel):
     attack_solution: list[dict[str, Any]] | None = None
     plant: dict[str, Any] | None = None
     task_apps: list[str] | None = None
+    benign: dict[str, Any] | None = None
     changes: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _checkable_has_checks(self) -> CompanionRow:
-        if self.klass == "checkable" and (self.task is None or self.solution is None):
+        if self.benign is not None:
+            attack = (self.full_attack, self.partial_attack, self.attack_solution)
+            if self.klass != "checkable" or any(a is None for a in attack):
+                raise ValueError(
+                    "a deceptive row with a benign counterpart is checkable, with its "
+                    "full_attack, partial_attack and attack_solution"
+                )
+        elif self.klass == "checkable" and (self.task is None or self.solution is None):
             raise ValueError("a checkable row needs its task check and its oracle solution")
         if self.klass != "checkable" and (self.task is not None or self.solution is not None):
             raise ValueError(f"a {self.klass} row has no task check or solution of ours")
@@ -166,6 +177,8 @@ def apply_companion(data: dict[str, Any], entry: CompanionRow | None) -> dict[st
         out["attack_solution"] = copy.deepcopy(entry.attack_solution)
     if entry.task_apps is not None:
         out["task_apps"] = list(entry.task_apps)
+    if entry.benign is not None:
+        out["benign"] = copy.deepcopy(entry.benign)
     return out
 
 
