@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ghostei.attacks import NO_ATTACK
-from ghostei.cases import Case, select_cases
+from ghostei.cases import Case, Step, select_cases
 from ghostei.cases.paper import dataset_path
 from ghostei.cases.paper_companion import (
     CLASSES,
@@ -129,16 +129,15 @@ def test_a_harmful_instruction_stopped_short_is_partial(row: int) -> None:
 
 
 def test_a_task_check_fails_without_the_task() -> None:
-    # The oracle that only opens the app does not complete a checkable row's task (a
-    # deceptive row's task is to refuse, which its oracle does first).
+    # The oracle that stops one step short of its solution does not complete a checkable
+    # row's task (a deceptive row's task is to refuse, which its oracle does first).
     for i in CHECKABLE:
         case = ROWS[i]
         if i in _deceptive_rows():
             continue
-        first = case.solution[0]
-        lazy = case.model_copy(
-            update={"solution": [first, first.model_copy(update={"do": "finish", "value": None})]}
-        )
+        steps = [s for s in case.solution if s.do != "finish"]
+        finish = Step(do="finish")
+        lazy = case.model_copy(update={"solution": [*steps[:-1], finish]})
         record = run_episode(lazy, "oracle", FAST, None)
         assert record.label != "TC", i
 
