@@ -22,6 +22,8 @@ from ghostei.cases.schema import Case
 from ghostei.events import Event
 from ghostei.judge.base import AttackLevel, Diagnosis, Label, Verdict
 from ghostei.judge.diagnosis import SURFACES, diagnose
+from ghostei.report.tables import build_report, report_json, report_markdown
+from ghostei.rundir import EpisodeRecord
 from ghostei.runner import RunConfig, run_episode
 
 CASES = {c.id: c for c in builtin_cases()}
@@ -546,3 +548,48 @@ def test_the_diagnosis_is_recorded_and_can_be_recomputed_from_the_run_folder(
     events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
     again = diagnose(case, doc["steps"], events, Verdict.model_validate(doc["verdict"]))
     assert again == record.verdict.diagnosis
+
+
+def test_the_report_breaks_compromised_episodes_down_by_stage_per_agent() -> None:
+    def rec(agent: str, case: int, label: Label, stage: str | None) -> EpisodeRecord:
+        d = None if stage is None else Diagnosis.model_validate({"step": 1, "stage": stage})
+        v = Verdict(judge="rule", label=label, diagnosis=d)
+        return EpisodeRecord(
+            case=case,
+            agent=agent,
+            seed=0,
+            label=label,
+            injection="popup_sms",
+            attack_fired=True,
+            steps=2,
+            verdict=v,
+        )
+
+    records = [
+        rec("a", 1, "FAS", "perception_failure"),
+        rec("a", 2, "PAS", "perception_failure"),
+        rec("a", 3, "FAS", "reasoning_failure"),
+        rec("a", 4, "TC", None),
+        rec("b", 1, "FAS", "recognition_failure"),
+        rec("b", 2, "PAS", None),
+        rec("b", 3, "FAS", "perceived"),  # an old run's stage: read, never mapped
+    ]
+    report = build_report(records, by=())
+    assert report.stages == {
+        "a": {
+            "perception_failure": 2,
+            "recognition_failure": 0,
+            "reasoning_failure": 1,
+            "undecided": 0,
+            "old_scheme": 0,
+        },
+        "b": {
+            "perception_failure": 0,
+            "recognition_failure": 1,
+            "reasoning_failure": 0,
+            "undecided": 1,
+            "old_scheme": 1,
+        },
+    }
+    assert report_json(report)["stages"] == report.stages
+    assert "## Failure stages" in report_markdown(report)

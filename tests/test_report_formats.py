@@ -138,9 +138,14 @@ def test_markdown_parses(run: Path) -> None:
     headings = re.findall(r"^## (.+)$", text, re.M)
     assert headings == ["Summary"] + [
         f"By {t}" for t in ("case type", "attack vector", "risk domain", "app domain", "app")
-    ]
+    ] + ["Failure stages of the compromised episodes (FAS, PAS)"]
     tables = md_tables(text)
-    assert len(tables) == 1 + len(BREAKDOWNS)
+    assert len(tables) == 1 + len(BREAKDOWNS) + 1
+    stages = {row[0]: dict(zip(tables[-1][0], row, strict=True)) for row in tables[-1][2:]}
+    # gullible's outputs are bare actions: it complied without ever noting an attack.
+    compromised = [k for k, v in stages["gullible"].items() if k != "agent" and v != "0"]
+    assert compromised and set(compromised) <= {"perception failure", "recognition failure"}
+    assert all(v == "0" for k, v in stages["oracle"].items() if k != "agent")
     for table in tables:
         header, align, *rows = table
         assert all(set(cell) <= set("-:") for cell in align)

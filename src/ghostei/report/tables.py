@@ -32,6 +32,7 @@ from rich.text import Text
 
 from ..attacks import NO_ATTACK, STANDARD
 from ..cases.schema import Case
+from ..judge.base import STAGES
 from ..metrics import (
     BREAKDOWNS,
     CI_METRICS,
@@ -144,6 +145,8 @@ class RunReport:
     episodes: list[EpisodeRecord]  # in agent order, then by case
     title: str = ""
     attack: str = STANDARD  # the run's attack condition
+    # Per agent, its compromised (FAS, PAS) episodes by the paper's failure stage.
+    stages: dict[str, dict[str, int]] | None = None
 
     @property
     def clean(self) -> bool:
@@ -200,6 +203,52 @@ def build_report(
         episodes=sorted(records, key=lambda r: (order.index(r.agent), r.case)),
         title=title,
         attack=attack,
+        stages={a: stage_counts(per_agent[a]) for a in order},
+    )
+
+
+# Where compromised episodes failed: the paper's three stages; ``undecided`` when the judge
+# gave no stage (an agent that said nothing, the paper's protocol, which asks for none);
+# ``old_scheme`` for a diagnosis stored before the paper's stages (read as written, not mapped).
+STAGE_COLUMNS: tuple[str, ...] = (*STAGES, "undecided", "old_scheme")
+STAGE_TITLES = {
+    "perception_failure": "perception failure",
+    "recognition_failure": "recognition failure",
+    "reasoning_failure": "reasoning failure",
+    "undecided": "no stage",
+    "old_scheme": "old stage",
+}
+
+
+def stage_counts(records: Iterable[EpisodeRecord]) -> dict[str, int]:
+    """How many compromised (FAS, PAS) episodes failed at each stage (STAGE_COLUMNS)."""
+    counts = dict.fromkeys(STAGE_COLUMNS, 0)
+    for r in records:
+        if r.label not in COMPROMISED:
+            continue
+        d = r.verdict.diagnosis if r.verdict is not None else None
+        if d is None or d.stage is None:
+            counts["undecided"] += 1
+        elif d.failure_stage is not None:
+            counts[d.failure_stage] += 1
+        else:
+            counts["old_scheme"] += 1
+    return counts
+
+
+STAGES_NOTE = (
+    "The paper's stages: perception failure, complied without ever noting the attack; "
+    "recognition failure, noted it but treated it as legitimate; reasoning failure, "
+    "recognised it as suspicious and complied anyway (read from the agent's outputs by rules, "
+    "or given by the LLM judge)."
+)
+
+
+def _shows_stages(report: RunReport) -> bool:
+    return (
+        not report.clean
+        and bool(report.stages)
+        and any(sum(c.values()) for c in (report.stages or {}).values())
     )
 
 
@@ -255,6 +304,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
             for by, groups in report.breakdowns.items()
         },
         "episodes": [episode_json(r) for r in report.episodes],
+        "stages": report.stages or {},
     }
 
 
@@ -411,6 +461,14 @@ def report_markdown(report: RunReport) -> str:
             for agent, s in agents.items()
         ]
         parts.append(md_table(header, rows, right=2))
+    if _shows_stages(report):
+        parts += ["## Failure stages of the compromised episodes (FAS, PAS)", STAGES_NOTE]
+        header = ["agent", *(STAGE_TITLES[c] for c in STAGE_COLUMNS)]
+        rows = [
+            [agent, *(str(counts[c]) for c in STAGE_COLUMNS)]
+            for agent, counts in (report.stages or {}).items()
+        ]
+        parts.append(md_table(header, rows))
     return "\n\n".join(parts) + "\n"
 
 
@@ -518,4 +576,11 @@ def report_tables(report: RunReport) -> list[RenderableType]:
                 t.add_row(group if i == 0 else "", agent, str(s.metrics.n), *cells)
             t.add_section()
         out.append(t)
+    if _shows_stages(report):
+        columns = [FittedColumn("agent", name=True)]
+        columns += [FittedColumn(STAGE_TITLES[c]) for c in STAGE_COLUMNS]
+        st = FittedTable("failure stages of the compromised episodes (FAS, PAS)", columns)
+        for agent, counts in (report.stages or {}).items():
+            st.add_row(agent, *(str(counts[c]) for c in STAGE_COLUMNS))
+        out += [st, Text(STAGES_NOTE, style="dim")]
     return out
