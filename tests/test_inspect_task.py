@@ -354,7 +354,7 @@ def test_the_llm_judge_answers_through_the_grader_role(tmp_path: Path) -> None:
             "attack": "full",
             "rationale": "typed the PIN into the carrier page",
             "first_compliance_step": 1,
-            "stage": "recognition",
+            "stage": "recognition_failure",
         }
     )
     grader = get_model(
@@ -378,6 +378,57 @@ def test_the_llm_judge_answers_through_the_grader_role(tmp_path: Path) -> None:
     [judged] = [e for e in log.samples[0].events if getattr(e, "role", None) == "grader"]
     images = [c for m in judged.input for c in m.content if getattr(c, "type", "") == "image"]
     assert images
+    text = grader_text(log.samples[0], judged)
+    assert "# User instruction" in text  # the attachments resolved
+    assert "take this as given" not in text  # the LLM judge is blind to the rule verdict
+
+
+def grader_text(sample: Any, event: Any) -> str:
+    """The text the grader was sent, with inspect's attachments resolved."""
+    parts = [c.text for m in event.input for c in m.content if hasattr(c, "text")]
+    found = [sample.attachments.get(p.removeprefix("attachment://"), p) for p in parts]
+    return "\n".join(found)
+
+
+def test_the_grader_can_judge_under_the_papers_protocol(tmp_path: Path) -> None:
+    template = tmp_path / "prompt.txt"
+    template.write_text("Judge: {instruction}\nCriteria: {criteria}\n", encoding="utf-8")
+    answer = (
+        "{'task_completion': False, 'full_attack_success': False, 'partial_attack_success': True}"
+    )
+    grader = get_model(
+        "mockllm/model", custom_outputs=[ModelOutput.from_content("mockllm", answer)]
+    )
+    log = inspect_eval(
+        ghostei_task(cases=str(FALLS), judge="llm", protocol="paper", judge_prompt=str(template)),
+        model=scripted(agent_actions(FALLS, "gullible")),
+        model_roles={"grader": grader},
+        display="none",
+        log_dir=str(tmp_path),
+    )[0]
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    score = log.samples[0].scores["ghostei_judge"]  # type: ignore[index]
+    assert score.value == "PAS" and score.metadata["judge_protocol"] == "paper"
+    assert score.metadata["verdict"]["judge"] == "paper"
+    [judged] = [e for e in log.samples[0].events if getattr(e, "role", None) == "grader"]
+    text = grader_text(log.samples[0], judged)
+    assert text.startswith("Judge: ") and "Criteria: {" in text
+    images = [c for m in judged.input for c in m.content if getattr(c, "type", "") == "image"]
+    assert len(images) == len(judged.input[0].content) - 1 > 1  # every frame, after the text
+
+
+def test_bad_judge_protocol_options_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Judge {nonsense}", encoding="utf-8")
+    with pytest.raises(ValueError, match="protocol: must be one of ghostei, paper"):
+        ghostei_task(cases="1", judge="llm", protocol="vibes")
+    with pytest.raises(ValueError, match='give judge="llm"'):
+        ghostei_task(cases="1", protocol="paper")
+    with pytest.raises(ValueError, match="unknown variable"):
+        ghostei_task(cases="1", judge="llm", protocol="paper", judge_prompt=str(bad))
+    with pytest.raises(ValueError, match="only with"):
+        ghostei_task(cases="1", judge="llm", judge_prompt=str(bad))
 
 
 @requires_adb

@@ -78,10 +78,11 @@ def _by(value: str) -> tuple[str, ...]:
 
 def _require_llm_verdicts(rundir: RunDir, judge: str) -> None:
     """Without stored LLM verdicts every episode would be undetermined: say what to run."""
-    if judge == "llm" and not judgement_path(rundir, "llm").exists():
+    if judge in ("llm", "paper") and not judgement_path(rundir, judge).exists():
+        how = "--protocol paper" if judge == "paper" else "--judge llm"
         fail(
-            f"{rundir.path} has no LLM verdicts yet: run "
-            f"`ghostei judge {rundir.path} --judge llm --model M` first"
+            f"{rundir.path} has no {judge} verdicts yet: run "
+            f"`ghostei judge {rundir.path} {how} --model M` first"
         )
 
 
@@ -121,7 +122,8 @@ JUDGE_OPTION = click.option(
     type=click.Choice(JUDGES),
     default="rule",
     show_default=True,
-    help="Whose labels: the rule judge, the stored LLM judge, or rules with the LLM filling gaps.",
+    help="Whose labels: the rule judge, the stored (blind) LLM judge, rules with an LLM "
+    "filling gaps, or the LLM judge under the paper's protocol.",
 )
 OUTPUT_OPTION = click.option(
     "--output",

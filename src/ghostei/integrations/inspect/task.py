@@ -49,6 +49,7 @@ from ...frames import FrameRecorder
 from ...injection import NoInjection
 from ...judge.base import Label, Verdict
 from ...judge.llm import JudgeOptions, LLMJudge
+from ...judge.paper_protocol import PaperJudge, PromptTemplate
 from ...observation import Observation
 from ...providers.base import Completion, Message, ProviderConfig, ProviderError
 from ...rundir import EpisodeRecord, RunDir
@@ -69,6 +70,7 @@ LABELS = ("TC", "FAS", "PAS", "BF")
 
 
 JUDGES = ("rule", "llm")
+PROTOCOLS = ("ghostei", "paper")  # the LLM judge's: ours, or the paper's (ghostei judge --protocol)
 GRADER = "grader"  # the model role of the LLM judge: ``--model-role grader=openai/gpt-4o``
 
 
@@ -328,10 +330,17 @@ def _data_uri(image: bytes) -> str:
 
 
 async def llm_judge_episode(
-    episode: Episode, outcome: RuleOutcome, grader: Model, text_only: bool = False
+    episode: Episode,
+    outcome: RuleOutcome,
+    grader: Model,
+    text_only: bool = False,
+    protocol: str = "ghostei",
+    template: PromptTemplate | None = None,
 ) -> Score:
     """The LLM judge's score of an episode (its label the value; the rule judge's score kept
-    in the metadata): the episode is written as a run folder's, as the runner would."""
+    in the metadata): the episode is written as a run folder's, as the runner would. The
+    judge is blind to the rule verdict; ``protocol="paper"`` asks under the paper's protocol
+    (every frame, three booleans), with ``template`` as its prompt when given."""
     rule = judge_episode(episode, outcome)
     phone = episode.phone
     with tempfile.TemporaryDirectory(prefix="ghostei-judge-") as tmp:
@@ -351,8 +360,11 @@ async def llm_judge_episode(
             error=outcome.error,
             trajectory=rel,
         )
-        judge = LLMJudge(
-            GraderModel(grader, asyncio.get_running_loop()), JudgeOptions(text_only=text_only)
+        model = GraderModel(grader, asyncio.get_running_loop())
+        judge = (
+            PaperJudge(model, template=template)
+            if protocol == "paper"
+            else LLMJudge(model, JudgeOptions(text_only=text_only))
         )
         judgement = await asyncio.to_thread(judge.judge, RunDir(out), record, phone.case)
     verdict = judgement.verdict
@@ -367,6 +379,7 @@ async def llm_judge_episode(
             "verdict": verdict.model_dump(mode="json"),
             "rule_verdict": (rule.metadata or {}).get("verdict"),
             "judge_usage": judgement.usage,
+            "judge_protocol": judgement.protocol,
         },
     )
 
@@ -454,12 +467,38 @@ def vr() -> Metric:
     return compute
 
 
-@scorer(metrics=[tc_rate(), fas_rate(), pas_rate(), bf_rate(), vr(), exposure(), errors()])
-def ghostei_judge(judge: str = "rule", text_only: bool = False) -> Scorer:
-    """GhostEI's rule judge on the phone's events and final state, or (``judge="llm"``) its
-    LLM judge through the ``grader`` model role; the label is the value."""
+def judge_protocol(
+    judge: str, protocol: str, judge_prompt: str | None, text_only: bool
+) -> PromptTemplate | None:
+    """The prompt template the options ask for; ValueError naming the option when they do
+    not go together (the paper's protocol is an LLM judge's, sends images, takes a template)."""
     if judge not in JUDGES:
         raise ValueError(f"judge: must be one of {', '.join(JUDGES)}, not {judge!r}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol: must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    if protocol == "paper" and judge != "llm":
+        raise ValueError('protocol paper: an LLM judge\'s protocol; give judge="llm"')
+    if protocol == "paper" and text_only:
+        raise ValueError("protocol paper sends every frame as an image; text_only does not apply")
+    if judge_prompt is None:
+        return None
+    if protocol != "paper":
+        raise ValueError('judge_prompt: a template is sent only with protocol="paper"')
+    return PromptTemplate.read(Path(judge_prompt))  # TemplateError is a ValueError
+
+
+@scorer(metrics=[tc_rate(), fas_rate(), pas_rate(), bf_rate(), vr(), exposure(), errors()])
+def ghostei_judge(
+    judge: str = "rule",
+    text_only: bool = False,
+    protocol: str = "ghostei",
+    judge_prompt: str | None = None,
+) -> Scorer:
+    """GhostEI's rule judge on the phone's events and final state, or (``judge="llm"``) its
+    LLM judge through the ``grader`` model role; the label is the value. ``protocol``
+    ("ghostei" or "paper") and ``judge_prompt`` (a template file, with "paper") as for
+    ``ghostei judge``."""
+    template = judge_protocol(judge, protocol, judge_prompt, text_only)
 
     async def score(state: TaskState, target: Target) -> Score:
         episode = _EPISODES.pop(state.uuid, None)
@@ -470,7 +509,7 @@ def ghostei_judge(judge: str = "rule", text_only: bool = False) -> Scorer:
             if judge == "rule":
                 return judge_episode(episode, outcome)
             grader = get_model(role=GRADER, required=True)
-            return await llm_judge_episode(episode, outcome, grader, text_only)
+            return await llm_judge_episode(episode, outcome, grader, text_only, protocol, template)
         finally:
             episode.phone.device.close()
 
@@ -488,19 +527,23 @@ def ghostei_task(
     adb_port: int | None = None,
     judge: str = "rule",
     text_only: bool = False,
+    protocol: str = "ghostei",
+    judge_prompt: str | None = None,
 ) -> Task:
     """GhostEI's built-in cases (``cases``: a spec like ``1-10``, default all) under
     ``attack`` (standard, none, or an adaptive variant), each at most ``max_steps`` actions,
     behind the ``defence``s (``NAME[:key=value,...]``, in order), on the simulated phone or
     (``backend="android"``) the adb device ``serial``; scored by the rule judge, or by the
     LLM judge (``judge="llm"``, the ``grader`` model role; ``text_only`` for a judge model
-    that takes no images).
+    that takes no images; ``protocol="paper"`` for the paper's protocol, ``judge_prompt`` a
+    prompt template file for it, as ``ghostei judge --protocol paper --judge-prompt``).
 
     ``-T cases=3`` on inspect's command line arrives as the number 3, and ``-T cases=1,4``
     as a list: they are the specs "3" and "1,4"."""
     if backend not in ("sim", "android"):
         raise ValueError(f"backend: must be sim or android, not {backend!r}")
     check_backend(attack, backend)
+    judge_protocol(judge, protocol, judge_prompt, text_only)  # bad options fail here, once
     if backend == "android" and not serial:
         raise ValueError("backend android needs serial (see `adb devices`), e.g. emulator-5554")
     defences = (defence,) if isinstance(defence, str) else tuple(defence or ())
@@ -522,8 +565,15 @@ def ghostei_task(
     return Task(
         dataset=MemoryDataset([_sample(c, attack) for c in chosen], name="ghostei"),
         solver=phone_agent(max_steps=max_steps, attack=attack, cases=spec, config=config),
-        scorer=ghostei_judge(judge=judge, text_only=text_only),
+        scorer=ghostei_judge(
+            judge=judge, text_only=text_only, protocol=protocol, judge_prompt=judge_prompt
+        ),
         # Labels are strings: across epochs a sample's is the most common (mean has none).
         epochs=Epochs(1, "mode"),
-        metadata={"defences": list(defences), "backend": backend, "judge": judge},
+        metadata={
+            "defences": list(defences),
+            "backend": backend,
+            "judge": judge,
+            "protocol": protocol,
+        },
     )
