@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -262,8 +263,11 @@ def test_bad_calls_are_errors_not_steps_and_an_ended_episode_takes_no_action() -
 
 
 def ghostei_mcp(*args: str) -> StdioServerParameters:
-    """``ghostei mcp ARGS`` as an MCP client starts its server."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "ghostei", "mcp", *args])
+    """``ghostei mcp ARGS`` as an MCP client starts its server (with this process's
+    environment: the SDK passes only a few variables on, and the server must run this code)."""
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ghostei", "mcp", *args], env=dict(os.environ)
+    )
 
 
 def over_stdio(server: StdioServerParameters, script: Script) -> None:
