@@ -128,7 +128,8 @@ def mcp_server(closing: list[threading.Thread]) -> McpServe | None:
     from ..mcp import serve_http
 
     def serve(episode: ProgramEpisode) -> tuple[str, Callable[[], None]]:
-        handle = serve_http(episode)
+        # The server's instructions tell an MCP client the task, as GHOSTEI_INSTRUCTION does.
+        handle = serve_http(episode, instruction=episode.phone.case.prompt)
 
         def stop() -> None:
             thread = threading.Thread(target=handle.close, name="ghostei-mcp-close")
