@@ -334,6 +334,7 @@ def test_a_defence_gates_the_model_s_actions(tmp_path: Path) -> None:
         "defences": ["warn-popups", "overlay-gate"],
         "backend": "sim",
         "judge": "rule",
+        "protocol": "ghostei",
     }
 
 
