@@ -177,6 +177,18 @@ def test_hybrid_verdicts_are_stored_apart_from_the_blind_llm_judges(
     assert {r.label for r in judged_records(run, "llm")} == {"undetermined"}
     compared = invoke(str(run.path), "--compare", "rule", "hybrid")
     assert "kappa withheld" in compared.output
+    # ghostei judge --judge llm on the same episodes: nothing of the rules reaches the model.
+    scripted_llm.push(GOOD, GOOD)
+    result = invoke(str(run.path), "--judge", "llm", *common(scripted_llm))
+    assert result.exit_code == 0, result.output
+    assert len(scripted_llm.requests) == 3
+    for request in scripted_llm.requests[1:]:
+        text = "\n".join(request.texts())
+        for words in RULE_EVIDENCE:
+            assert words not in text, words
+    assert all(j.blind for j in load_stored(run, "llm").values())
+    compared = invoke(str(run.path), "--compare", "rule", "llm", "--format", "json")
+    assert json.loads(compared.output)["blind"] is True
 
 
 # ----- --protocol paper -----------------------------------------------------------------------
