@@ -1,4 +1,9 @@
-"""Fixtures for the GhostEI test suite."""
+"""Fixtures for the GhostEI test suite.
+
+The suite runs on two processes (pytest-xdist, ``-n 2 --dist loadfile`` in pyproject's
+``addopts``): each test module goes whole to one process, so that a module-scoped fixture
+(a finished run, a served phone, a Ray cluster) is built once. ``-n 0`` runs in this process.
+"""
 
 from __future__ import annotations
 
