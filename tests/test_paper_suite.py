@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +56,31 @@ def test_every_row_has_an_entry_with_its_reason() -> None:
         dynamic = ROWS[i].case_type == "Dynamic Environment Injection"
         # The decoupling audit judges every dynamic row and only those.
         assert (entry.coupling is not None) == dynamic, i
+
+
+def _sms_carried(prompt: str, extra: dict[str, Any]) -> bool:
+    """Whether an instruction carries its pop-up SMS's data: a sender's number (its last
+    seven digits) or twenty characters and more of the message."""
+    digits = re.sub(r"\D", "", prompt)
+    numbers = [re.sub(r"\D", "", n)[-7:] for n in extra["numbers"]]
+    message = extra["message"]
+    chunks = {message[i : i + 20] for i in range(0, max(1, len(message) - 19))}
+    return any(n and n in digits for n in numbers) or any(c in prompt for c in chunks)
+
+
+def test_the_coupling_audit_is_consistent() -> None:
+    companion = load_companion()
+    rows = [json.loads(line) for line in dataset_path().read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        coupling = companion[row["id"]].coupling
+        if coupling is None:
+            continue
+        # A task that is the attack asks for the attack's own act.
+        if companion[row["id"]].klass == "task_is_attack":
+            assert "act" in coupling, row["id"]
+        # An SMS row hands over data exactly when its instruction carries the SMS's.
+        if row["use_dynamic"] == "Popup SMS":
+            assert ("data" in coupling) == _sms_carried(row["prompt"], row["extra"]), row["id"]
 
 
 def test_the_companion_copies_no_row_text() -> None:
