@@ -556,6 +556,14 @@ def test_a_response_schema_is_part_of_the_request_and_of_the_cache_key(
         (400, "unsupported parameter: strict", True),
         (400, "This model's maximum context length is 8192 tokens", False),
         (500, "response_format failed on the server", False),  # the server's fault: retried
+        # llama-cpp-python's server: its request validation rejects the field with a 500.
+        (
+            500,
+            "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+            "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}",
+            True,
+        ),
+        (500, "1 validation error: {'loc': ('body', 'messages', 0)}", False),
     ],
 )
 def test_refuses_schema(status: int, message: str, refused: bool) -> None:

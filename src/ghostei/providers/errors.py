@@ -59,11 +59,23 @@ _SCHEMA_REFUSAL = re.compile(
 )
 
 
+# llama-cpp-python's server validates the request body with pydantic and answers a body it
+# rejects with HTTP 500: "1 validation error: {'type': 'literal_error', 'loc': ('body',
+# 'response_format', 'type'), ...}". That is the request refused, not the server failing.
+_REJECTED_BODY_FIELD = re.compile(
+    r"validation error.*\(\s*'body',\s*'(?:response_format|tool_choice|tools)'",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
 def refuses_schema(exc: ProviderError) -> bool:
     """Whether ``exc`` is a server refusing a request for structured output (HTTP 400 or 422
-    that names the parameter, or an unsupported-parameter error), not a failure to retry."""
+    that names the parameter, or an unsupported-parameter error; or a 500 that is the body's
+    validation rejecting that parameter), not a failure to retry."""
     said = str(exc).split(" answered HTTP", 1)[-1]  # the server's words, not the URL's
-    return exc.status in (400, 422) and _SCHEMA_REFUSAL.search(said) is not None
+    if exc.status in (400, 422):
+        return _SCHEMA_REFUSAL.search(said) is not None
+    return exc.status == 500 and _REJECTED_BODY_FIELD.search(said) is not None
 
 
 def translate_sdk_error(
