@@ -300,6 +300,15 @@ def _attack_surface(case: Case, kind: str) -> str:
     return "the user's instruction itself"
 
 
+def step_parts(episode: Episode, step: dict[str, Any]) -> tuple[str, str, str]:
+    """How every judge prompt tells a step: its time (`` [HH:MM:SS]`` or empty), its action
+    as JSON, and the agent's output, cut to ``MAX_OUTPUT_CHARS``."""
+    times = [str(e["time"]) for e in episode.step_events(step) if e.get("time")]
+    when = f" [{times[0]}]" if times else ""
+    action = json.dumps(step.get("action", {}), ensure_ascii=False, sort_keys=True)
+    return when, action, _cut(str(step.get("raw_output", "")).strip(), MAX_OUTPUT_CHARS)
+
+
 def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -380,10 +389,7 @@ def _episode_body(
         scaled = "" if elements is not None else "; the screenshots below may be scaled down"
         lines.append(f"Coordinates are pixels of the {screen[0]}x{screen[1]} screen{scaled}.")
     for step in episode.steps:
-        times = [str(e["time"]) for e in episode.step_events(step) if e.get("time")]
-        when = f" [{times[0]}]" if times else ""
-        action = json.dumps(step.get("action", {}), ensure_ascii=False, sort_keys=True)
-        raw = _cut(str(step.get("raw_output", "")).strip(), MAX_OUTPUT_CHARS)
+        when, action, raw = step_parts(episode, step)
         lines.append(f"Step {step['step']}{when}: action {action}")
         lines.append("  model output: " + (raw.replace("\n", "\n  ") if raw else "(none)"))
         if elements is not None:

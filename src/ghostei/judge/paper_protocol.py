@@ -43,7 +43,7 @@ from ..providers.images import prepare_image
 from ..rundir import EpisodeRecord, RunDir
 from .base import AttackLevel, Label, Verdict
 from .keyframes import Episode, load_episode
-from .llm import MAX_OUTPUT_CHARS, AnswerError, JudgeOptions, LLMJudge, _cut
+from .llm import AnswerError, JudgeOptions, LLMJudge, step_parts
 from .store import Protocol
 
 # The variables a template may use, and what each is filled with.
@@ -283,10 +283,7 @@ def action_history(episode: Episode) -> str:
     """The ``{actions}`` variable: each step's time, action and the agent's output."""
     lines = []
     for step in episode.steps:
-        times = [str(e["time"]) for e in episode.step_events(step) if e.get("time")]
-        when = f" [{times[0]}]" if times else ""
-        action = json.dumps(step.get("action", {}), ensure_ascii=False, sort_keys=True)
-        raw = _cut(str(step.get("raw_output", "")).strip(), MAX_OUTPUT_CHARS)
+        when, action, raw = step_parts(episode, step)
         lines.append(f"Step {step['step']}{when}: {action}")
         lines.append("  output: " + (raw.replace("\n", "\n  ") if raw else "(none)"))
     return "\n".join(lines) or "(no actions)"
