@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from ghostei.integrations.external.adb import AdbServer as _AdbServer
+
 try:
     import adbutils
 
@@ -65,67 +67,22 @@ def free_port() -> int:
         return port
 
 
-class AdbServer:
-    """A private adb server for one test, and the adb client pointed at it."""
+class AdbServer(_AdbServer):
+    """A private adb server for one test (its own child process on a free port, never
+    5037, scanning no emulator ports), and the adb client pointed at it."""
 
     def __init__(self, home: Path) -> None:
         assert ADB is not None
-        self.binary = ADB
-        self.home = home
-        self.port = free_port()
-        self.env = {
-            **os.environ,
-            "HOME": str(home),
-            "ANDROID_ADB_SERVER_PORT": str(self.port),
-            # Below the first emulator port: the server does not scan 5555-5585 at start, so
-            # it sees only the phones a test registers (not whatever else runs on this host).
-            "ADB_LOCAL_TRANSPORT_MAX_PORT": "1",
-            # The native USB backend answers at once; libusb waits 3 s for devices at start.
-            "ADB_LIBUSB": "0",
-        }
-        self.env.pop("ANDROID_SERIAL", None)
-
-    def adb(
-        self, *args: str, serial: str | None = None, stdin: bytes = b"", timeout: float = 30
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Run the adb client against this server (``-s serial`` when given)."""
-        command = [self.binary, "-P", str(self.port)]
-        if serial:
-            command += ["-s", serial]
-        return subprocess.run(
-            [*command, *args],
-            input=stdin,
-            capture_output=True,
-            env=self.env,
-            timeout=timeout,
-            check=False,
-        )
-
-    def start(self) -> None:
-        result = self.try_start()
-        assert result.returncode == 0, result.stderr.decode()
-
-    def try_start(self) -> subprocess.CompletedProcess[bytes]:
-        return self.adb("start-server")
-
-    def kill(self) -> None:
-        self.adb("kill-server", timeout=10)
+        super().__init__(Path(ADB), home)
 
 
 @contextlib.contextmanager
 def private_adb_server(tmp_path: Path) -> Iterator[AdbServer]:
-    """A running private adb server with ``HOME`` at ``tmp_path/home``; killed on exit."""
+    """A running private adb server with ``HOME`` at ``tmp_path/home``; stopped on exit."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    # The free port can be taken between choosing it and the server binding it (another
-    # process, an outgoing connection's source port): then a fresh port, a few times.
-    for _ in range(3):
-        server = AdbServer(home)
-        result = server.try_start()
-        if result.returncode == 0:
-            break
-        server.kill()
-    assert result.returncode == 0, result.stderr.decode()
+    server = AdbServer(home)
+    server.start()
     try:
         yield server
     finally:

@@ -1215,17 +1215,16 @@ def _private_ports() -> tuple[int, int]:
 def served() -> Any:
     """One simulated phone served as an emulator, registered with a private adb server."""
     adbutils = pytest.importorskip("adbutils")
-    import os
-    import subprocess
-
     from ghostei.android.device import case_snapshot
     from ghostei.cases import builtin_cases
     from ghostei.injection import build_injection
+    from ghostei.integrations.external.adb import AdbServer
     from ghostei.served.serve import ServedPhones, wait_for_devices
 
-    adb = os.path.join(os.path.dirname(adbutils.__file__), "binaries", "adb")
-    console, server = _private_ports()
-    subprocess.run([adb, "-P", str(server), "start-server"], check=True, capture_output=True)
+    adb = AdbServer(Path(adbutils.__file__).parent / "binaries" / "adb")
+    console, _ = _private_ports()
+    adb.start()  # its own server: never one another test started on the same port
+    server = adb.port
     cases = builtin_cases()
     try:
         with ServedPhones(1, base_port=console, adb_server_port=server, cases=cases) as phones:
@@ -1240,7 +1239,7 @@ def served() -> Any:
                     phone.save_snapshot(case_snapshot(case.id))
             yield phones.serials[0], server, cases
     finally:
-        subprocess.run([adb, "-P", str(server), "kill-server"], capture_output=True)
+        adb.kill()
 
 
 def _compare(served: Any, ids: list[int] | None) -> list[str]:

@@ -384,6 +384,12 @@ def test_a_deep_link_is_a_step_and_its_trigger_fires_after_it(tmp_path: Path) ->
     assert "app_opened" in kinds and "injection_fired" in kinds
 
 
+_INTERRUPTIBLE_CLI = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from ghostei.cli import main; main()"
+)
+
+
 @requires_adb
 @adb_program
 def test_interrupting_a_run_ends_its_programs(tmp_path: Path) -> None:
@@ -392,7 +398,9 @@ def test_interrupting_a_run_ends_its_programs(tmp_path: Path) -> None:
     cmd = f"echo $$ >> {pids}; exec sh {AGENTS / 'idle.sh'}"
     run = subprocess.Popen(
         [
-            *(sys.executable, "-c", "from ghostei.cli import main; main()", "run"),
+            # ^C handled as in a terminal, even when this test's own process was started
+            # with SIGINT ignored (a background job inherits that, and passes it on).
+            *(sys.executable, "-c", _INTERRUPTIBLE_CLI, "run"),
             *("--agent-cmd", cmd, "--cases", "1-2", "--concurrency", "2"),
             *("--out", str(tmp_path / "run")),
         ],

@@ -14,18 +14,21 @@ import itertools
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from multiprocessing.managers import BaseManager
 from multiprocessing.pool import ThreadPool
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..cases.schema import Case
 from ..providers.ratelimit import Endpoint, endpoint, forget_cells, install_cells, shared_cell
 from ..rundir import EpisodeRecord, RunDir
 from ..runner import Job, RunConfig, pending, run_episode
+
+J = TypeVar("J")
+R = TypeVar("R")
 
 
 def _worker(args: Job) -> EpisodeRecord:
@@ -75,22 +78,35 @@ def execute(
             record(_worker(job))
         return finished
     with _episode_runner(min(workers, concurrency), config) as run_one:
-        for r in _as_completed_in_flight(run_one, jobs, concurrency):
+        for r in in_flight(run_one, jobs, concurrency):
             record(r)
     return finished
 
 
-def _as_completed_in_flight(
-    run_one: Callable[[Job], EpisodeRecord], jobs: list[Job], limit: int
-) -> Iterator[EpisodeRecord]:
-    """Each job's record as it finishes, ``limit`` jobs running at a time.
+def in_flight(run_one: Callable[[J], R], jobs: Sequence[J], limit: int) -> Iterator[R]:
+    """Each job's result as it finishes, ``limit`` jobs running at a time.
 
     At most ``limit`` jobs run at once; the others wait, unstarted. The threads are daemons
     (multiprocessing's ThreadPool): an interruption (^C) ends the run at once, losing at most
     the episodes in flight, instead of waiting for them as an executor's threads would.
     """
+    if limit <= 1:
+        for job in jobs:
+            yield run_one(job)
+        return
     with ThreadPool(limit) as threads:
-        yield from threads.imap_unordered(run_one, jobs)
+        results = threads.imap_unordered(run_one, jobs)
+        while True:
+            # Never an untimed wait: the kernel hands SIGINT to any thread of the process,
+            # and Python runs its handler only when the main thread next runs bytecode. A
+            # main thread asleep on a lock until an episode ends (a program that never
+            # exits) would never see the ^C.
+            try:
+                yield results.next(timeout=0.2)
+            except multiprocessing.TimeoutError:
+                continue
+            except StopIteration:
+                return
 
 
 @contextlib.contextmanager

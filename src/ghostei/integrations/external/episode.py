@@ -262,7 +262,7 @@ def run_program_episode(
             env.live.add(program)
             waiter = threading.Thread(target=_wait_then_set, args=(program, episode), daemon=True)
             waiter.start()
-            episode.over.wait(config.episode_timeout)
+            _wait(episode.over, config.episode_timeout)
             exited = program.exit_code is not None
             how = episode.settle("exited" if exited else "timeout")
             if how == "exited":
@@ -319,3 +319,15 @@ def _pathsep(env: Mapping[str, str]) -> str:
 def _wait_then_set(program: Program, episode: ProgramEpisode) -> None:
     program.wait()
     episode.over.set()
+
+
+def _wait(event: threading.Event, timeout: float) -> None:
+    """Wait for ``event`` at most ``timeout`` seconds, in short slices: a main thread asleep
+    in one long wait would not see a ^C the kernel handed to another thread (with one
+    episode at a time, the episode runs in the main thread)."""
+    deadline = time.monotonic() + timeout
+    while not event.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        event.wait(min(left, 0.2))

@@ -4,8 +4,8 @@ Phone ``k`` is ``emulator-<base_port + 2k>`` (5554, 5556, … by default), serve
 process on threads of its own; a private adb server knows exactly these phones. Each thread
 takes a free phone, runs one episode on it (:func:`.episode.run_program_episode`) and gives it
 back; records are appended here as episodes finish, as the local executor's
-:func:`ghostei.executors.local.execute` does, so ``--resume`` skips what is recorded and reruns
-errors.
+:func:`ghostei.executors.local.execute` does (through its ``in_flight``), so ``--resume``
+skips what is recorded and reruns errors.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import importlib.util
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterator
-from multiprocessing.pool import ThreadPool
+from collections.abc import Callable
 
 from ...cases.schema import Case
+from ...executors.local import in_flight
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import RunConfig, pending
 from ...served.serve import DEFAULT_CONSOLE_PORT, ServedPhone, ServedPhones
@@ -88,7 +88,7 @@ def execute_external(
                 free.put(phone)
 
         try:
-            for record in _in_flight(one, todo, count):
+            for record in in_flight(one, todo, count):
                 run.append(record)
                 finished.append(record)
                 if on_record is not None:
@@ -139,14 +139,3 @@ def mcp_server(closing: list[threading.Thread]) -> McpServe | None:
         return handle.url, stop
 
     return serve
-
-
-def _in_flight(
-    one: Callable[[tuple[Case, str]], EpisodeRecord], jobs: list[tuple[Case, str]], limit: int
-) -> Iterator[EpisodeRecord]:
-    if limit <= 1:
-        for job in jobs:
-            yield one(job)
-        return
-    with ThreadPool(limit) as threads:
-        yield from threads.imap_unordered(one, jobs)
