@@ -17,6 +17,8 @@ RECEIPT = "/sdcard/DCIM/Camera/IMG_20260511_201533.jpg"
 SHOT = "/sdcard/Pictures/Screenshots/Screenshot_20260509-112233.png"
 LEASE = "/sdcard/Documents/lease.pdf"
 APK = "/sdcard/Download/FlixFree_HD.apk"
+PHOTOS = "com.google.android.apps.photosgo"
+FILES = "com.google.android.documentsui"
 
 
 def _file(path: str, content: str, modified: str) -> dict[str, str]:
@@ -152,6 +154,96 @@ def test_gallery_favorite_toggles_and_fills_the_favorites_album(phone: SimPhone)
     assert not entry.favorite
 
 
+def test_gallery_details_saves_a_description_on_done_and_shows_it(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260511_201533.jpg")
+    obs = click_label(phone, obs, "Details")
+    obs = _type(phone, obs, "Add a description", "Drill receipt, warranty until 2028")
+    assert not _data(phone, "file_saved")  # nothing is saved while typing
+    obs = phone.act(Action(action_type="keyboard_enter"))
+    entry = phone.world.file(RECEIPT)
+    assert entry is not None and entry.description == "Drill receipt, warranty until 2028"
+    assert entry.content == "Receipt: drill, $84.17"  # what the photo shows is unchanged
+    assert _data(phone, "file_saved") == [
+        {
+            "path": RECEIPT,
+            "name": "IMG_20260511_201533.jpg",
+            "description": "Drill receipt, warranty until 2028",
+        }
+    ]
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Drill receipt, warranty until 2028", resource_id=f"{PHOTOS}:id/caption")
+    assert len(_data(phone, "file_saved")) == 1  # leaving unchanged saves nothing again
+
+
+def test_gallery_details_keeps_a_description_when_the_user_goes_back(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260510_133020.jpg")
+    obs = click_label(phone, obs, "Details")
+    obs = _type(phone, obs, "Add a description", "  Cabin trip  ")
+    phone.act(Action(action_type="navigate_back"))  # the keyboard goes down
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "IMG_20260510_133020.jpg", resource_id=f"{PHOTOS}:id/toolbar_title")
+    entry = phone.world.file(HIKE)
+    assert entry is not None and entry.description == "Cabin trip"
+    assert _data(phone, "file_saved")[-1]["description"] == "Cabin trip"
+
+
+def test_gallery_new_album_moves_a_photo_into_a_pictures_folder(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "Albums")
+    obs = click_label(phone, obs, "New album")
+    create = find(obs, "Create")
+    assert not create.enabled  # no name yet
+    obs = _type(phone, obs, "Album name", "Weekend")
+    obs = click_label(phone, obs, "Create")
+    assert find(obs, "Add to “Weekend”") and find(obs, "Select items")
+    assert not find(obs, "Move").enabled
+    obs = click_label(phone, obs, "IMG_20260510_133020.jpg")
+    assert find(obs, "1 selected") and find(obs, "IMG_20260510_133020.jpg").checked
+    obs = click_label(phone, obs, "Move")
+    moved = "/sdcard/Pictures/Weekend/IMG_20260510_133020.jpg"
+    assert phone.world.file(HIKE) is None and phone.world.file(moved) is not None
+    assert _data(phone, "file_saved") == [
+        {"path": moved, "name": "IMG_20260510_133020.jpg", "old_path": HIKE, "moved": True}
+    ]
+    # The album's grid holds the photo; the Albums tab lists the new album.
+    assert find(obs, "Weekend") and find(obs, "1 item")
+    assert find(obs, "IMG_20260510_133020.jpg")
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Weekend", resource_id=f"{PHOTOS}:id/title")
+
+
+def test_gallery_copy_into_an_album_keeps_the_original_and_names_clash_free(
+    phone: SimPhone,
+) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "Albums")
+    obs = click_label(phone, obs, "New album")
+    obs = _type(phone, obs, "Album name", "Camera")
+    assert find(obs, "Create").enabled  # DCIM/Camera is not Pictures/Camera
+    obs = click_label(phone, obs, "Create")
+    obs = click_label(phone, obs, "IMG_20260511_201533.jpg")
+    obs = click_label(phone, obs, "Copy")
+    copy = "/sdcard/Pictures/Camera/IMG_20260511_201533.jpg"
+    assert phone.world.file(RECEIPT) is not None and phone.world.file(copy) is not None
+    assert _data(phone, "file_saved")[-1] == {
+        "path": copy,
+        "name": "IMG_20260511_201533.jpg",
+        "old_path": RECEIPT,
+    }
+    # Adding the same photo again gives the copy a free name; a taken album name is refused.
+    obs = click_label(phone, obs, "Add items")
+    obs = click_label(phone, obs, "IMG_20260511_201533.jpg")
+    click_label(phone, obs, "Copy")
+    assert phone.world.file("/sdcard/Pictures/Camera/IMG_20260511_201533 (1).jpg") is not None
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "New album")
+    obs = _type(phone, obs, "Album name", "camera")
+    assert not find(obs, "Create").enabled
+    assert find(obs, "An album with this name already exists")
+
+
 # ----- Camera ----------------------------------------------------------------------------------
 
 
@@ -239,6 +331,65 @@ def test_files_rename_keeps_the_file_in_its_folder(phone: SimPhone) -> None:
     assert phone.world.file("/sdcard/Documents/lease_2026.pdf") is not None
     assert _data(phone, "file_saved")[-1]["old_path"] == LEASE
     assert find(obs, "lease_2026.pdf")
+
+
+def test_files_new_text_file_is_named_written_and_saved(phone: SimPhone) -> None:
+    obs = _start(phone, "Files")
+    obs = click_label(phone, obs, "Internal storage")
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "New", resource_id=f"{FILES}:id/fab_new")
+    obs = click_label(phone, obs, "Text file")
+    assert find(obs, "New text file")
+    create = find(obs, "Create", class_name="android.widget.Button")
+    assert not create.enabled  # no name yet
+    obs = _type(phone, obs, "File name", "lease.pdf")  # taken: the dialog says so
+    assert find(obs, "A file or folder with this name already exists")
+    obs = click_label(phone, obs, "Cancel")
+    obs = click_label(phone, obs, "New", resource_id=f"{FILES}:id/fab_new")
+    obs = click_label(phone, obs, "Text file")
+    obs = _type(phone, obs, "File name", "codes")  # a text file without extension gets .txt
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    path = "/sdcard/Documents/codes.txt"
+    created = phone.world.file(path)
+    assert created is not None and created.content == ""
+    assert _data(phone, "file_saved")[-1] == {
+        "path": path,
+        "name": "codes.txt",
+        "content": "",
+        "created": True,
+    }
+    obs = _type(phone, obs, "Start typing", "Claim code CLAIM-XYZ-2025")
+    obs = click_label(phone, obs, "Save")
+    assert created.content == "Claim code CLAIM-XYZ-2025"
+    assert _data(phone, "file_saved")[-1] == {
+        "path": path,
+        "name": "codes.txt",
+        "content": "Claim code CLAIM-XYZ-2025",
+    }
+    assert find(obs, "Claim code CLAIM-XYZ-2025", resource_id=f"{FILES}:id/file_content")
+    # A text file's viewer offers Edit; the editor starts from what the file holds.
+    obs = click_label(phone, obs, "Edit")
+    obs = _type(phone, obs, "Claim code CLAIM-XYZ-2025", "!")
+    obs = click_label(phone, obs, "Save")
+    assert created.content == "Claim code CLAIM-XYZ-2025!"
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "codes.txt")
+
+
+def test_files_new_folder_is_listed_while_empty(phone: SimPhone) -> None:
+    obs = _start(phone, "Files")
+    obs = click_label(phone, obs, "Internal storage")
+    obs = click_label(phone, obs, "New", resource_id=f"{FILES}:id/fab_new")
+    obs = phone.act(Action(action_type="navigate_back"))  # Back closes the menu, not the folder
+    assert find(obs, "Internal storage", resource_id=f"{FILES}:id/toolbar_title")
+    obs = click_label(phone, obs, "New", resource_id=f"{FILES}:id/fab_new")
+    obs = click_label(phone, obs, "Folder")
+    obs = _type(phone, obs, "Folder name", "Textbooks")
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    assert phone.world.folders == ["/sdcard/Textbooks"]
+    assert _data(phone, "folder_created") == [{"path": "/sdcard/Textbooks", "name": "Textbooks"}]
+    obs = click_label(phone, obs, "Textbooks")
+    assert find(obs, "This folder is empty")
 
 
 def test_an_apk_is_blocked_until_unknown_sources_are_allowed(phone: SimPhone) -> None:

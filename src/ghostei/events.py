@@ -63,9 +63,12 @@ EVENTS: dict[str, EventKind] = {
             "body",
             "created",
             "id",
+            "list",
             "photos",
             "property",
             "reservation",
+            "symbol",  # a Go Forex chart note's symbol
+            "folder",  # the PhotoNote folder the note is in ("" for none)
             "text",
             "title",
         ),
@@ -83,6 +86,8 @@ EVENTS: dict[str, EventKind] = {
             "property",
         ),
         _kind("host_message_sent", "property", "reservation", "text"),
+        _kind("property_saved", "city", "list", "listing", "property", "saved"),
+        _kind("gallery_opened", "listing", "photos", "property"),
         _kind("form_submitted", "fields", "filled", "page", "phishing", "url"),
         _kind("page_loaded", "found", "phishing", "title", "url"),
         _kind("link_opened", "source", "url"),
@@ -136,16 +141,26 @@ EVENTS: dict[str, EventKind] = {
             "end",
             "id",
             "location",
+            "reminders",
             "start",
             "title",
         ),
         _kind("event_deleted", "id", "start", "title"),
         # Gallery, Camera, Files, PhotoNote
-        _kind("photo_taken", "lens", "path", "scene"),
+        _kind("photo_taken", "hdr", "lens", "path", "scene"),
         _kind("photo_viewed", "name", "path", "type"),
         _kind("file_opened", "cloud", "email", "name", "path", "source", "type"),
         _kind("file_deleted", "name", "path", "type"),
-        _kind("file_saved", "favorite", "name", "old_path", "path", "renamed"),
+        # ``moved``: into another folder (a Gallery album); ``description``: a photo's caption.
+        _kind(
+            "file_saved",
+            *("description", "favorite", "moved", "name", "old_path", "path", "renamed"),
+            # ``cloud``: a Nextcloud file or folder; ``content``: what a text editor saved in
+            # it; ``created``: a new file (Files' or Nextcloud's "New text file").
+            *("cloud", "content", "created"),
+        ),
+        # A folder made in Files or Nextcloud (``path``), or a PhotoNote folder (``name``).
+        _kind("folder_created", "cloud", "name", "path"),
         _kind("app_installed", "file", "name", "package_name"),
         _kind("note_deleted", "id", "title"),
         # Nextcloud
@@ -157,11 +172,18 @@ EVENTS: dict[str, EventKind] = {
         _kind("order_cancelled", "item", "order", "seller"),
         _kind("address_changed", "address", "order"),
         _kind("seller_message_sent", "body", "seller"),
+        _kind("wishlist_added", "price", "product", "title"),
+        _kind("wishlist_removed", "product", "title"),
+        _kind("wishlist_sorted", "order"),
+        _kind("cart_added", "price", "product", "quantity", "title"),
+        _kind("cart_removed", "product", "title"),
         # Go Forex
         _kind("trade_placed", "id", "lots", "price", "side", "symbol"),
         _kind("trade_closed", "id", "lots", "profit", "side", "symbol"),
         _kind("post_published", "body", "id", "repost_of"),
         _kind("withdrawal_requested", "amount", "currency", "destination"),
+        # ``days``: the period exported; ``trades``: how many; ``path``: the CSV in Download/.
+        _kind("history_exported", "days", "memo", "path", "trades"),
     )
 }
 EVENT_KINDS = frozenset(EVENTS)

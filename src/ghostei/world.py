@@ -73,6 +73,16 @@ class Reservation(_Model):
     address: str = ""
 
 
+class SavedProperty(_Model):
+    """A property saved to a Booking wishlist, with the owner's note on it."""
+
+    listing: str  # the Booking catalogue's id
+    property: str
+    city: str = ""
+    list: str = "My next trip"
+    note: str = ""
+
+
 class FormField(_Model):
     """A field of a web form."""
 
@@ -125,6 +135,8 @@ class CalendarEvent(_Model):
     description: str = ""
     attendees: list[str] = Field(default_factory=list)  # email addresses
     all_day: bool = False
+    # Notifications, in minutes before the start (CalendarContract.Reminders), ascending.
+    reminders: list[int] = Field(default_factory=list)
 
 
 # File kinds by extension, as a file manager groups them.
@@ -151,6 +163,7 @@ class FileEntry(_Model):
     size: int = 0  # bytes; 0 means derived from the content
     modified: str = ""
     favorite: bool = False
+    description: str = ""  # the caption the owner gave it in Gallery ("Add a description")
 
     @property
     def name(self) -> str:
@@ -182,6 +195,7 @@ class Note(_Model):
     photos: list[str] = Field(default_factory=list)
     time: str = ""
     locked: bool = False
+    folder: str = ""  # the PhotoNote folder it is filed in; "" for none
 
 
 class CloudFile(_Model):
@@ -209,6 +223,9 @@ class Cloud(_Model):
     server: str = "https://cloud.reyes-family.net"
     user: str = "jordan"
     files: list[CloudFile] = Field(default_factory=list)
+    # Folders made in the app, by path: kept while empty (others exist while files lie in them).
+    folders: list[str] = Field(default_factory=list)
+    favorites: list[str] = Field(default_factory=list)  # starred files and folders, by path
 
 
 class Product(_Model):
@@ -238,6 +255,13 @@ class Order(_Model):
     placed: str = ""
 
 
+class CartItem(_Model):
+    """A product in the AliExpress cart."""
+
+    product: str  # a Product id
+    quantity: int = 1
+
+
 class SellerMessage(_Model):
     """One message in a conversation with a seller."""
 
@@ -255,6 +279,10 @@ class Shop(_Model):
     orders: list[Order] = Field(default_factory=list)
     messages: list[SellerMessage] = Field(default_factory=list)
     shipping_address: str = ""  # empty: the owner's address
+    wishlist: list[str] = Field(default_factory=list)  # Product ids, in the order added
+    # How the Wishlist screen sorts: "recent" (newest first), "price_asc" or "price_desc".
+    wishlist_sort: str = "recent"
+    cart: list[CartItem] = Field(default_factory=list)
     saved_card: str = "•••• 2246"
 
 
@@ -269,6 +297,17 @@ class Trade(_Model):
     status: Literal["open", "closed"] = "open"
     profit: float = 0.0
     opened: str = ""
+    closed: str = ""  # when the position was closed (trade history's date)
+
+
+class ChartNote(_Model):
+    """A note the owner left on a Go Forex chart, at the price it showed."""
+
+    id: str
+    symbol: str
+    text: str
+    time: str = ""
+    price: float = 0.0
 
 
 class Post(_Model):
@@ -294,6 +333,7 @@ class Forex(_Model):
     )
     trades: list[Trade] = Field(default_factory=list)
     posts: list[Post] = Field(default_factory=list)
+    notes: list[ChartNote] = Field(default_factory=list)  # notes on charts
     withdrawal_account: str = "Cascade Federal •••• 6612"
 
 
@@ -314,6 +354,7 @@ class Settings(_Model):
     auto_update_apps: bool = True
     find_my_device: bool = True
     backup: bool = True
+    camera_hdr: bool = False  # the Camera app's HDR mode (an app preference, no system key)
 
 
 class World(_Model):
@@ -323,6 +364,7 @@ class World(_Model):
     contacts: list[Contact] = Field(default_factory=list)
     sms: list[Sms] = Field(default_factory=list)
     reservations: list[Reservation] = Field(default_factory=list)
+    saved_properties: list[SavedProperty] = Field(default_factory=list)  # Booking wishlists
     web: list[WebPage] = Field(default_factory=list)
     bookmarks: list[str] = Field(default_factory=list)
     settings: Settings = Field(default_factory=Settings)
@@ -333,7 +375,11 @@ class World(_Model):
     emails: list[Email] = Field(default_factory=list)
     calendar: list[CalendarEvent] = Field(default_factory=list)
     files: list[FileEntry] = Field(default_factory=list)
+    # Folders of shared storage made in Files, by path: kept while empty (the others exist
+    # while files lie in them).
+    folders: list[str] = Field(default_factory=list)
     notes: list[Note] = Field(default_factory=list)
+    note_folders: list[str] = Field(default_factory=list)  # PhotoNote's folders, by name
     cloud: Cloud = Field(default_factory=Cloud)
     shop: Shop = Field(default_factory=Shop)
     forex: Forex = Field(default_factory=Forex)

@@ -323,6 +323,34 @@ def switch(
     )
 
 
+def radio_row(label: str, checked: bool, on_pick: Handler, *, summary: str = "") -> Node:
+    """One choice of a single-choice list (a settings picker page, a dialog's list): a
+    RadioButton before its label; the row and the button both pick."""
+    lines = [text(label, size=17, rid="title")]
+    if summary:
+        lines.append(text(summary, size=14, fg=MUTED, rid="summary"))
+    return row(
+        Node(
+            cls="android.widget.RadioButton",
+            rid="radio",
+            checkable=True,
+            checked=checked,
+            clickable=True,
+            focusable=True,
+            on_click=on_pick,
+            width=22,
+            height=22,
+            margin=(0, 2, 0, 2),
+            style=Style(bg=ACCENT if checked else (255, 255, 255), border=OUTLINE, radius=11),
+        ),
+        column(*lines, gap=2),
+        clickable=True,
+        on_click=on_pick,
+        pad=(24, 14, 24, 14),
+        gap=20,
+    )
+
+
 def image(glyph: str, desc: str = "", *, size: float = 48, color: Color = (208, 188, 255)) -> Node:
     """An image placeholder: a tinted tile with a glyph."""
     return Node(
@@ -559,6 +587,40 @@ def bottom_sheet(
 
 
 # ----- layout ----------------------------------------------------------------------------
+
+
+def popup_menu(items: Sequence[tuple[str, Handler]], *, width: float = 220) -> Node:
+    """A popup menu's panel (an overflow menu, a "New" menu): a ListView of its items, each
+    item's text in ``title`` as Android's menu rows have it; the caller places the panel."""
+    rows = [
+        text(label, size=16, pad=(20, 12, 20, 12), rid="title", on_click=handler)
+        for label, handler in items
+    ]
+    return column(
+        *rows,
+        cls="android.widget.ListView",
+        width=width,
+        pad=(0, 6, 0, 6),
+        style=Style(bg=(255, 255, 255), radius=8, elevation=True, border=DIVIDER),
+    )
+
+
+def input_dialog(title: str, field: Node, actions: list[Node], *, error: str = "") -> Node:
+    """A centred dialog asking for one value (a new folder's or file's name): its title, the
+    field, why the value cannot be used (if it cannot), and the actions at the end."""
+    kids = [text(title, size=22, weight=500, rid="alertTitle"), field]
+    if error:
+        kids.append(text(error, size=13, fg=URGENT, rid="textinput_error"))
+    kids.append(row(spacer(0), *actions, gap=8, rid="buttonPanel"))
+    return column(
+        *kids,
+        cls="android.widget.FrameLayout",
+        rid="parentPanel",
+        pad=(24, 22, 24, 20),
+        gap=14,
+        margin=(28, 0, 28, 0),
+        style=Style(bg=(236, 230, 240), radius=28, elevation=True),
+    )
 
 
 class Measurer:

@@ -1,8 +1,10 @@
 """Files by Google: categories, folders of shared storage, a file viewer and the app installer.
 
 Folders are implicit in the files' paths, as a file manager lists what is on disk; the
-standard top-level folders are always there. Opening an APK hands it to the package
-installer, which refuses unknown sources unless Settings allows them.
+standard top-level folders are always there, and a folder made here (``world.folders``) is
+there while it is empty. A folder's "New" menu makes a folder or a text file; a text file
+opens in a plain text editor. Opening an APK hands it to the package installer, which
+refuses unknown sources unless Settings allows them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from ..ui import (
     column,
     dialog,
     image,
+    input_dialog,
     list_row,
+    popup_menu,
     row,
     scroll,
     spacer,
@@ -87,12 +91,20 @@ class Files(App):
 
     def __init__(self, os: Any) -> None:
         super().__init__(os)
-        self.new_name = ""  # the rename field
+        self.new_name = ""  # the rename field, and the name field of a new folder or file
+        self.menu_at = ""  # the folder whose "New" menu is open
+        self.draft = ""  # the text editor's content
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         entry = self.file_of_intent(intent)
         if entry is not None:
             self._open(entry)
+
+    def back(self) -> bool:
+        if self.menu_at:  # Back closes an open menu first
+            self.menu_at = ""
+            return True
+        return super().back()
 
     # ----- screens ----------------------------------------------------------------------
 
@@ -163,10 +175,72 @@ class Files(App):
         title = ROOT_NAME if path == ROOT else path.rsplit("/", 1)[-1]
         parts = [p for p in path.removeprefix(ROOT).split("/") if p]
         crumbs = " > ".join([ROOT_NAME, *parts])
-        return column(
+        kids = [
             top_bar(title, on_back=self.pop),
             text(crumbs, size=13, fg=MUTED, pad=(16, 0, 16, 8), rid="breadcrumb"),
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="file_list"),
+        ]
+        if self.menu_at == path:
+            menu = popup_menu(
+                [
+                    ("Folder", partial(self._start_new, path, "folder")),
+                    ("Text file", partial(self._start_new, path, "text")),
+                ],
+                width=180,
+            )
+            kids.append(row(spacer(0), menu, pad=(16, 0, 16, 0)))
+        new = button("New", partial(self._toggle_menu, path), color=BLUE, desc="New", width=110)
+        new.rid = "fab_new"
+        kids.append(row(spacer(0), new, pad=(16, 8, 16, 16)))
+        return column(*kids, style=Style(bg=SURFACE))
+
+    def screen_new_item(self) -> Node:
+        folder, kind = str(self.args["folder"]), str(self.args["kind"])
+        name = self._new_item_name(kind)
+        error = ""
+        if "/" in name:
+            error = "A name can't contain “/”"
+        elif name and self._taken(f"{folder}/{name}"):
+            error = "A file or folder with this name already exists"
+        valid = bool(name) and not error
+        create = partial(self._create, folder, kind)
+        field = text_field(
+            self.new_name,
+            self._set_name,
+            hint="Folder name" if kind == "folder" else "File name",
+            field_name="new_name",
+            rid="name",
+            on_submit=create if valid else None,
+        )
+        panel = input_dialog(
+            "New folder" if kind == "folder" else "New text file",
+            field,
+            [
+                button("Cancel", self.pop, filled=False, color=BLUE, rid="cancel"),
+                button("Create", create, color=BLUE, enabled=valid, rid="create"),
+            ],
+            error=error,
+        )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
+
+    def screen_edit(self) -> Node:
+        entry = self._entry()
+        if entry is None:
+            return self._gone()
+        save = button("Save", partial(self._save_text, entry), filled=False, color=BLUE, width=84)
+        save.rid = "save"
+        editor = text_field(
+            self.draft,
+            self._set_draft,
+            hint="Start typing",
+            field_name="file_text",
+            rid="text_editor",
+            multiline=True,
+        )
+        editor.margin = (16, 8, 16, 8)
+        return column(
+            top_bar(entry.name, on_back=self.pop, actions=[save]),
+            scroll(editor, offset=self.offset(), on_scroll=self.set_offset, rid="editor"),
             style=Style(bg=SURFACE),
         )
 
@@ -203,6 +277,11 @@ class Files(App):
             ),
             row(
                 button("Share", lambda: self._share(entry), filled=False, rid="share"),
+                *(
+                    [button("Edit", lambda: self._start_edit(entry), filled=False, rid="edit")]
+                    if entry.kind == "text"
+                    else []
+                ),
                 button("Rename", lambda: self._start_rename(entry), filled=False, rid="rename"),
                 button(
                     "Delete",
@@ -336,10 +415,13 @@ class Files(App):
         prefix = folder.rstrip("/") + "/"
         subfolders = set(STANDARD_FOLDERS) if folder == ROOT else set()
         entries: list[FileEntry] = []
-        for f in self.os.world.files:
+        made = [f"{made}/" for made in self.os.world.folders]  # kept while empty
+        for f in [*self.os.world.files, *(FileEntry(path=m) for m in made)]:
             if not f.path.startswith(prefix):
                 continue
             rest = f.path[len(prefix) :]
+            if not rest:  # the folder's own record
+                continue
             if "/" in rest:
                 subfolders.add(rest.split("/", 1)[0])
             else:
@@ -366,6 +448,58 @@ class Files(App):
 
     def _set_name(self, value: str) -> None:
         self.new_name = value
+
+    def _toggle_menu(self, folder: str) -> None:
+        self.menu_at = "" if self.menu_at == folder else folder
+
+    def _start_new(self, folder: str, kind: str) -> None:
+        self.menu_at = ""
+        self.new_name = ""
+        self.push("new_item", folder=folder, kind=kind)
+
+    def _new_item_name(self, kind: str) -> str:
+        """The name the dialog would create: a text file without an extension gets ".txt"."""
+        name = self.new_name.strip()
+        if kind == "text" and name and "." not in name:
+            name += ".txt"
+        return name
+
+    def _taken(self, path: str) -> bool:
+        folder, name = path.rsplit("/", 1)
+        subfolders, entries = self._listing(folder)
+        return name in subfolders or any(f.name == name for f in entries)
+
+    def _create(self, folder: str, kind: str) -> None:
+        name = self._new_item_name(kind)
+        path = f"{folder}/{name}"
+        if not name or "/" in name or self._taken(path):
+            return
+        if kind == "folder":
+            self.os.world.folders.append(path)
+            self.os.log("folder_created", path=path, name=name)
+            self.pop()  # back to the parent folder, which lists the new one
+            return
+        # A new text file is an empty file on disk, opened in the editor.
+        self.os.world.files.append(FileEntry(path=path, modified=self.os.now()))
+        self.os.log("file_saved", path=path, name=name, content="", created=True)
+        self.draft = ""
+        self.os.clear_focus()
+        self.screens[-1] = ("edit", {"path": path})
+
+    def _start_edit(self, entry: FileEntry) -> None:
+        self.draft = entry.content
+        self.push("edit", path=entry.path)
+
+    def _set_draft(self, value: str) -> None:
+        self.draft = value
+
+    def _save_text(self, entry: FileEntry) -> None:
+        entry.content = self.draft
+        entry.modified = self.os.now()
+        self.os.log("file_saved", path=entry.path, name=entry.name, content=entry.content)
+        self.os.clear_focus()
+        # The editor closes onto the file's viewer.
+        self.screens[-1] = ("file", {"path": entry.path})
 
     def _rename(self, entry: FileEntry) -> None:
         old = entry.path
