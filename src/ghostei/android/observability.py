@@ -101,7 +101,8 @@ ANDROID = Observability(
     ),
     blind_state=(
         "sms.attachments",
-        *(f"files.{name}" for name in ("content", "size", "modified", "favorite")),
+        "calendar.reminders",  # the provider's Reminders table is not read back
+        *(f"files.{name}" for name in ("content", "size", "modified", "favorite", "description")),
     ),
 )
 

@@ -238,6 +238,10 @@ class Renderer:
             draw.line((cx - k, cy, cx + k, cy), fill=fg, width=lw)
             draw.line((cx - k, cy, cx - k // 2, cy - k // 2), fill=fg, width=lw)
             draw.line((cx - k, cy, cx - k // 2, cy + k // 2), fill=fg, width=lw)
+        elif glyph == "chart":  # a price line over the panel (a chart view)
+            xs = [x0 + (x1 - x0) * i // 8 for i in range(9)]
+            ys = [y0 + (y1 - y0) * k // 100 for k in (70, 60, 68, 45, 52, 34, 41, 26, 30)]
+            draw.line(list(zip(xs, ys, strict=True)), fill=fg, width=lw, joint="curve")
         elif glyph == "menu":
             k = r // 2
             for off in (-k // 2, 0, k // 2):
@@ -268,10 +272,26 @@ class Renderer:
                 [(cx - k // 2, cy + k // 2 - 2), (cx - k // 2, cy + k), (cx, cy + k // 2 - 2)],
                 fill=fg,
             )
+        elif glyph in ("heart", "heart_outline"):  # a wishlist heart, filled once saved
+            k = int(r * 0.5)
+            lobes = [(cx - k, cy - k // 2), (cx, cy - k // 2)]
+            tip = [(cx - k, cy - k // 8), (cx + k, cy - k // 8), (cx, cy + k)]
+            if glyph == "heart":
+                for lx, ly in lobes:
+                    draw.ellipse((lx, ly - k // 2, lx + k, ly + k // 2), fill=fg)
+                draw.polygon(tip, fill=fg)
+            else:
+                for (lx, ly), (start, end) in zip(lobes, ((150, 360), (180, 30)), strict=True):
+                    draw.arc((lx, ly - k // 2, lx + k, ly + k // 2), start, end, fill=fg, width=lw)
+                draw.line([tip[0], tip[2], tip[1]], fill=fg, width=lw)
         elif glyph == "person":
             k = int(r * 0.28)
             draw.ellipse((cx - k, cy - 2 * k, cx + k, cy), fill=fg)
             draw.pieslice((cx - 2 * k, cy + k // 2, cx + 2 * k, cy + 4 * k), 180, 360, fill=fg)
+        elif glyph == "check":  # a tick (a selected item in a picker)
+            k = r // 2
+            tick = [(cx - k, cy), (cx - k // 3, cy + k * 2 // 3), (cx + k, cy - k // 2)]
+            draw.line(tick, fill=fg, width=lw, joint="curve")
         elif glyph:
             size_px = max(8, round(node.style.size * self.density))
             w = text_length(glyph, size_px, 700)

@@ -1,7 +1,9 @@
 """Gallery (Google Photos): a photo grid, albums by folder, a viewer that shares and deletes.
 
 The photos are the image and video files of ``world.files``; an album is the folder they sit
-in, as MediaStore buckets them. The pieces Files and PhotoNote draw photos with live here too.
+in, as MediaStore buckets them. A new album is a folder in Pictures that the photos moved or
+copied into it fill. A photo's description (its caption) is edited on its Details screen. The
+pieces Files and PhotoNote draw photos with live here too.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from ..ui import (
     card,
     column,
     dialog,
+    icon_button,
     list_row,
     row,
     scroll,
     spacer,
     text,
+    text_field,
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
@@ -47,6 +51,7 @@ TINTS: tuple[Color, ...] = (
     (69, 90, 100),
     (0, 121, 107),
 )
+ALBUMS_ROOT = "/sdcard/Pictures"  # where Gallery makes a new album's folder
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -158,6 +163,10 @@ class Gallery(App):
     def __init__(self, os: Any) -> None:
         super().__init__(os)
         self.tab = "photos"  # the main screen's tab: "photos" or "albums"
+        self.captions: dict[str, str] = {}  # a photo's description being edited, by path
+        self.album_title = ""  # the New album screen's name field
+        self.new_albums: list[str] = []  # folders of albums made here that may still be empty
+        self.picked: list[str] = []  # the paths selected on the Add items screen
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         entry = self.file_of_intent(intent)
@@ -187,7 +196,87 @@ class Gallery(App):
     def screen_album(self) -> Node:
         folder = str(self.args["folder"])
         photos = media(f for f in self.os.world.files if f.folder == folder)
-        return self._grid_screen(album_name(folder), photos, "This album is empty")
+        add = icon_button("+", "Add items", partial(self._start_picking, folder), rid="add_items")
+        return self._grid_screen(album_name(folder), photos, "This album is empty", [add])
+
+    def screen_new_album(self) -> Node:
+        name = self.album_title.strip()
+        valid = self._album_name_ok(name)
+        field = text_field(
+            self.album_title,
+            self._set_album_title,
+            hint="Album name",
+            field_name="album_name",
+            rid="album_name",
+            on_submit=self._create_album if valid else None,
+        )
+        field.margin = (16, 8, 16, 4)
+        kids: list[Node] = [top_bar("New album", on_back=self.pop), field]
+        if name and not valid:
+            clash = "An album with this name already exists" if "/" not in name else "Invalid name"
+            kids.append(text(clash, size=13, fg=DANGER, pad=(16, 0, 16, 0)))
+        kids.append(
+            row(
+                spacer(0),
+                button("Cancel", self.pop, filled=False, width=110, rid="cancel"),
+                button("Create", self._create_album, enabled=valid, width=110, rid="create"),
+                pad=(16, 12, 16, 0),
+                gap=8,
+            )
+        )
+        return column(*kids, style=Style(bg=SURFACE))
+
+    def screen_pick(self) -> Node:
+        folder = str(self.args["folder"])
+        photos = media(f for f in self.os.world.files if f.folder != folder)
+        tiles = []
+        for f in photos:
+            tile = thumbnail(f, partial(self._toggle_pick, f.path))
+            tile.checkable = True
+            tile.checked = tile.selected = f.path in self.picked
+            if tile.checked:  # a selected tile is outlined and ticked, as the picker draws it
+                tile.style = Style(bg=tint(f.name), radius=4, border=PRIMARY)
+                tick = Node(
+                    cls="android.widget.ImageView",
+                    width=24,
+                    height=24,
+                    style=Style(bg=PRIMARY, fg=(255, 255, 255), icon="check", radius=12),
+                )
+                tile.children.insert(0, tick)
+            tiles.append(tile)
+        count = len(self.picked)
+        chosen = f"{count} selected" if count else "Select items"
+        return column(
+            top_bar(f"Add to “{album_name(folder)}”", on_back=self.pop),
+            text(chosen, size=14, fg=MUTED, pad=(16, 0, 16, 8), rid="selection_count"),
+            scroll(
+                *(grid(tiles) or [text("No photos yet", fg=MUTED, pad=(24, 40, 24, 0))]),
+                spacer(16),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="grid",
+            ),
+            row(
+                button(
+                    "Copy",
+                    partial(self._add_picked, folder, False),
+                    filled=False,
+                    enabled=bool(count),
+                    rid="copy",
+                ),
+                button(
+                    "Move",
+                    partial(self._add_picked, folder, True),
+                    color=PRIMARY,
+                    enabled=bool(count),
+                    rid="move",
+                ),
+                rid="action_bar",
+                pad=(8, 8, 8, 16),
+                gap=8,
+            ),
+            style=Style(bg=SURFACE),
+        )
 
     def screen_favorites(self) -> Node:
         photos = media(f for f in self.os.world.files if f.favorite)
@@ -230,6 +319,11 @@ class Gallery(App):
             scroll(
                 picture,
                 text(date_label(entry.modified), size=14, fg=MUTED, pad=(16, 4, 16, 4)),
+                *(
+                    [text(entry.description, size=15, rid="caption", pad=(16, 4, 16, 4))]
+                    if entry.description
+                    else []
+                ),
                 text(
                     entry.content or "No description",
                     size=17,
@@ -255,8 +349,19 @@ class Gallery(App):
             ("Date", date_label(entry.modified) or "Unknown"),
             ("Album", album_name(entry.folder)),
         )
+        caption = text_field(
+            self.captions.get(entry.path, entry.description),
+            partial(self.captions.__setitem__, entry.path),
+            hint="Add a description",
+            field_name="description",
+            rid="description",
+            on_submit=partial(self._save_caption, entry),
+            multiline=True,
+        )
+        caption.margin = (16, 8, 16, 8)
         return column(
-            top_bar("Details", on_back=self.pop),
+            top_bar("Details", on_back=self._close_details),
+            caption,
             card(
                 *(
                     column(
@@ -323,7 +428,11 @@ class Gallery(App):
         albums: dict[str, list[FileEntry]] = {}
         for f in media(self.os.world.files):
             albums.setdefault(f.folder, []).append(f)
-        rows: list[Node] = []
+        for folder in reversed(self.new_albums):  # an empty new album stays until the app ends
+            albums.setdefault(folder, [])
+        new = button("New album", self._start_album, filled=False, color=PRIMARY, rid="new_album")
+        new.margin = (16, 4, 16, 8)
+        rows: list[Node] = [new]
         favorites = [f for f in media(self.os.world.files) if f.favorite]
         if favorites:
             rows.append(
@@ -336,16 +445,19 @@ class Gallery(App):
                     album_name(folder), entries, partial(self.push, "album", folder=folder)
                 )
             )
-        if not rows:
+        if len(rows) == 1:
             rows.append(text("No albums yet", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
         return rows
 
     def _album_row(
         self, title: str, entries: list[FileEntry], on_click: Handler, rid: str = "album"
     ) -> Node:
-        cover = thumbnail(entries[0], None, height=56)
+        if entries:
+            cover = thumbnail(entries[0], None, height=56)
+            cover.children = []
+        else:  # an empty album's placeholder
+            cover = Node(cls="android.widget.ImageView", height=56, style=Style(bg=(230, 224, 233)))
         cover.width = 56
-        cover.children = []
         count = len(entries)
         return list_row(
             title,
@@ -355,13 +467,15 @@ class Gallery(App):
             rid=rid,
         )
 
-    def _grid_screen(self, title: str, photos: list[FileEntry], empty: str) -> Node:
+    def _grid_screen(
+        self, title: str, photos: list[FileEntry], empty: str, actions: list[Node] | None = None
+    ) -> Node:
         tiles = grid([thumbnail(f, partial(self._open, f.path)) for f in photos])
         if not tiles:
             tiles = [text(empty, fg=MUTED, align="center", pad=(24, 40, 24, 0))]
         count = len(photos)
         return column(
-            top_bar(title, on_back=self.pop),
+            top_bar(title, on_back=self.pop, actions=actions),
             text(f"{count} item{'s' if count != 1 else ''}", size=14, fg=MUTED, pad=(16, 0, 16, 8)),
             scroll(*tiles, spacer(16), offset=self.offset(), on_scroll=self.set_offset, rid="grid"),
             style=Style(bg=SURFACE),
@@ -376,6 +490,14 @@ class Gallery(App):
         )
 
     # ----- handlers ---------------------------------------------------------------------
+
+    def back(self) -> bool:
+        # Leaving a photo's Details keeps the description typed there, as Photos saves it.
+        if self.screen == "details":
+            entry = self._entry()
+            if entry is not None:
+                self._save_caption(entry)
+        return super().back()
 
     def _entry(self) -> FileEntry | None:
         path = str(self.args.get("path", ""))
@@ -392,6 +514,67 @@ class Gallery(App):
     def _view(self, entry: FileEntry) -> None:
         self.push("viewer", path=entry.path)
         self.os.log("photo_viewed", path=entry.path, name=entry.name, type=entry.kind)
+
+    def _close_details(self) -> None:
+        self.back()
+
+    def _save_caption(self, entry: FileEntry) -> None:
+        self.os.clear_focus()
+        caption = self.captions.pop(entry.path, entry.description).strip()
+        if caption != entry.description:
+            entry.description = caption
+            self.os.log("file_saved", path=entry.path, name=entry.name, description=caption)
+
+    def _start_album(self) -> None:
+        self.album_title = ""
+        self.push("new_album")
+
+    def _set_album_title(self, value: str) -> None:
+        self.album_title = value
+
+    def _album_name_ok(self, name: str) -> bool:
+        if not name or "/" in name or name in (".", ".."):
+            return False
+        folder = f"{ALBUMS_ROOT}/{name}".lower()
+        taken = {f.folder.lower() for f in self.os.world.files}
+        return folder not in taken | {a.lower() for a in self.new_albums}
+
+    def _create_album(self) -> None:
+        name = self.album_title.strip()
+        if not self._album_name_ok(name):
+            return
+        folder = f"{ALBUMS_ROOT}/{name}"
+        self.new_albums.append(folder)
+        self.pop()
+        self.push("album", folder=folder)
+        self._start_picking(folder)  # a new album asks at once for what goes in it
+
+    def _start_picking(self, folder: str) -> None:
+        self.picked = []
+        self.push("pick", folder=folder)
+
+    def _toggle_pick(self, path: str) -> None:
+        if path in self.picked:
+            self.picked.remove(path)
+        else:
+            self.picked.append(path)
+
+    def _add_picked(self, folder: str, move: bool) -> None:
+        files = self.os.world.files
+        for path in self.picked:
+            entry = self.os.world.file(path)
+            if entry is None:
+                continue
+            target = free_path(files, folder, entry.name)
+            if move:
+                entry.path = target
+                self.os.log("file_saved", path=target, name=entry.name, old_path=path, moved=True)
+            else:
+                copy = entry.model_copy(update={"path": target, "favorite": False})
+                files.append(copy)
+                self.os.log("file_saved", path=target, name=copy.name, old_path=path)
+        self.picked = []
+        self.pop()  # back to the album, which now holds them
 
     def _share(self, entry: FileEntry) -> None:
         self.os.share(SharePayload(files=(entry.path,)))
@@ -412,3 +595,16 @@ class Gallery(App):
 def remove_file(files: list[FileEntry], entry: FileEntry) -> None:
     """Take a file out of shared storage."""
     files[:] = [f for f in files if f.path != entry.path]
+
+
+def free_path(files: list[FileEntry], folder: str, name: str) -> str:
+    """``folder/name``, or ``folder/stem (n).ext`` when a file already has that path."""
+    taken = {f.path for f in files}
+    path, n = f"{folder}/{name}", 1
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    while path in taken:
+        path = f"{folder}/{stem} ({n}){dot}{ext}"
+        n += 1
+    return path
