@@ -97,6 +97,7 @@ def test_create_event_logs_all_fields(phone: SimPhone) -> None:
             "location": "Pearl Dental",
             "description": "Bring insurance card",
             "attendees": ["dana.w@brightline.io", "sam@example.com"],
+            "reminders": [],
             "created": True,
         }
     ]
@@ -166,3 +167,77 @@ def test_share_sends_a_summary_through_the_share_sheet(phone: SimPhone) -> None:
     obs = click_label(phone, obs, "Gmail", package="android")
     assert obs.foreground_package == "com.google.android.gm"
     assert find(obs, "Q2 roadmap review", editable=True)  # the subject
+
+
+def test_add_notification_is_saved_with_the_event_and_shown(phone: SimPhone) -> None:
+    obs = open_calendar(phone)
+    obs = click_label(phone, obs, "Create")
+    obs = type_into(phone, obs, "Title", "Project Update")
+    obs = type_into(phone, obs, "Date", "2026-05-13")
+    obs = type_into(phone, obs, "Start time", "10:00")
+    if obs.keyboard_shown:
+        obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Add notification")
+    choices = [e for e in obs.elements if e.class_name == "android.widget.RadioButton"]
+    assert len(choices) == 6 and not any(e.checked for e in choices)
+    for label in ("10 minutes before", "15 minutes before", "30 minutes before", "1 hour before"):
+        assert find(obs, label)
+    obs = click_label(phone, obs, "15 minutes before")
+    assert find(
+        obs, "15 minutes before", resource_id="com.google.android.calendar:id/notification_text"
+    )
+    obs = click_label(phone, obs, "Add notification")
+    obs = click_label(phone, obs, "1 hour before")
+    obs = click_label(phone, obs, "Save")
+    saved = events(phone, "event_saved")[0]
+    assert saved["title"] == "Project Update" and saved["start"] == "2026-05-13T10:00"
+    assert saved["reminders"] == [15, 60]
+    assert phone.world.calendar[-1].reminders == [15, 60]
+    assert find(obs, "15 minutes before\n1 hour before")  # the detail lists them
+    assert find(obs, "Notifications")
+
+
+def test_edit_keeps_and_removes_notifications(phone: SimPhone) -> None:
+    phone.reset(
+        {
+            "calendar": [
+                {"id": "ev1", "title": "Call", "start": "2026-05-13T09:00", "reminders": [30]}
+            ]
+        }
+    )
+    obs = phone.act(Action(action_type="open_app", app_name="Calendar"))
+    obs = click_label(phone, obs, "Call")
+    assert find(obs, "30 minutes before")
+    obs = click_label(phone, obs, "Edit")
+    obs = click_label(phone, obs, "Add notification")
+    assert find(obs, "30 minutes before").checked is False  # the label; its radio is checked
+    radios = [e for e in obs.elements if e.class_name == "android.widget.RadioButton"]
+    assert [e.checked for e in radios] == [False, False, False, True, False, False]
+    obs = phone.act(Action(action_type="navigate_back"))  # Back closes the dialog
+    obs = click_label(phone, obs, "Remove 30 minutes before notification")
+    obs = click_label(phone, obs, "Save")
+    assert events(phone, "event_saved")[0]["reminders"] == []
+    assert phone.world.calendar[0].reminders == []
+
+
+def test_the_served_phone_lists_notifications_as_calendar_reminders(phone: SimPhone) -> None:
+    from ghostei.served.network import PhoneNetwork
+    from ghostei.served.shell import AndroidShell
+    from ghostei.served.vfs import PhoneFS
+
+    open_calendar(phone)
+    phone.world.calendar[0].reminders = [10, 60]
+    fs = PhoneFS(phone)
+    shell = AndroidShell(phone, fs, serial="emulator-5554", network=PhoneNetwork(phone, fs=fs))
+
+    def query(uri: str) -> str:
+        result = shell.run(f"content query --uri content://com.android.calendar/{uri}")
+        assert result.exit_code == 0
+        return result.stdout.decode()
+
+    assert query("reminders").splitlines() == [
+        "Row: 0 _id=1, event_id=1, minutes=10, method=1",
+        "Row: 1 _id=2, event_id=1, minutes=60, method=1",
+    ]
+    alarms = [line.rpartition("hasAlarm=")[2] for line in query("events").splitlines()]
+    assert alarms == ["1", "0", "0"]

@@ -28,13 +28,14 @@ SMS_COLUMNS = frozenset(
 
 CALENDAR_EVENTS = "content://com.android.calendar/events"
 CALENDAR_ATTENDEES = "content://com.android.calendar/attendees"
+CALENDAR_REMINDERS = "content://com.android.calendar/reminders"
 ATTENDEE_COLUMNS = ("_id", "event_id", "attendeeEmail", "attendeeName")
 ATTENDEES_MARK = "__GHOSTEI_ATTENDEES__"  # between the two queries' outputs
 CALENDAR_PACKAGE = "com.google.android.calendar"
 SETTINGS_PACKAGE = "com.android.settings"
 CALENDAR_COLUMNS = (
     *("_id", "calendar_id", "title", "dtstart", "dtend", "eventLocation", "description"),
-    *("allDay", "deleted", "eventTimezone"),
+    *("allDay", "deleted", "eventTimezone", "hasAlarm"),
 )
 
 

@@ -7,8 +7,8 @@ contacts/raw_contacts``, ``/data``, ``/data/phones``, ``/contacts``) reads and w
 phone_v2, email_v2 or note) is inserted. ``content query`` prints rows as Android's content tool
 does (``Row: 0 _id=1, address=…, body=…``, NULL for nulls, ``No result found.`` when empty).
 ``content://settings/system|secure|global`` are the settings tables (``settings_provider``);
-``content://com.android.calendar/events`` and ``/attendees`` list ``world.calendar`` as
-CalendarContract does (read only).
+``content://com.android.calendar/events``, ``/attendees`` and ``/reminders`` list
+``world.calendar`` as CalendarContract does (read only).
 Writes are seeding, not a user's actions: they change the world without events, as a provider
 write on a device shows in no app's log.
 """
@@ -25,6 +25,7 @@ from ..android.providers import (
     ADDR_TO,
     CALENDAR_ATTENDEES,
     CALENDAR_EVENTS,
+    CALENDAR_REMINDERS,
     MMS,
     MMS_INBOX,
     MMS_OUTBOX,
@@ -422,6 +423,7 @@ def _calendar_rows(session: Session) -> list[Row]:
                 "allDay": int(event.all_day),
                 "deleted": 0,
                 "eventTimezone": "UTC",  # the phone's clock runs in UTC
+                "hasAlarm": int(bool(event.reminders)),
             }
         )
     return rows
@@ -439,6 +441,23 @@ def _attendee_rows(session: Session) -> list[Row]:
                     "event_id": table.event_id(event.id),
                     "attendeeEmail": email,
                     "attendeeName": "",
+                }
+            )
+    return rows
+
+
+def _reminder_rows(session: Session) -> list[Row]:
+    """CalendarContract.Reminders: one row per notification of an event (method 1, alert)."""
+    table = session.device.slot(CalendarTable)
+    rows: list[Row] = []
+    for event in session.phone.world.calendar:
+        for minutes in event.reminders:
+            rows.append(
+                {
+                    "_id": len(rows) + 1,
+                    "event_id": table.event_id(event.id),
+                    "minutes": minutes,
+                    "method": 1,
                 }
             )
     return rows
@@ -470,6 +489,7 @@ QUERIES: dict[str, Callable[[Session], list[Row]]] = {
     "content://com.android.contacts/contacts": _contact_rows,
     CALENDAR_EVENTS: _calendar_rows,
     CALENDAR_ATTENDEES: _attendee_rows,
+    CALENDAR_REMINDERS: _reminder_rows,
     "content://settings/system": _settings_rows("system"),
     "content://settings/secure": _settings_rows("secure"),
     "content://settings/global": _settings_rows("global"),

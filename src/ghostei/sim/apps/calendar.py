@@ -21,7 +21,9 @@ from ..ui import (
     button,
     card,
     column,
+    icon_button,
     list_row,
+    radio_row,
     row,
     scroll,
     spacer,
@@ -30,6 +32,7 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
+from .gallery import SCRIM_BG
 from .gmail import body_links
 
 BLUE: Color = (26, 115, 232)
@@ -48,6 +51,9 @@ FORM: tuple[tuple[str, str, str], ...] = (
     ("location", "Location", "Add location"),
     ("description", "Description", "Add description"),
 )
+# The notifications "Add notification" offers, in minutes before the start, as Google
+# Calendar lists them (its "Custom…" left out).
+NOTIFICATION_CHOICES: tuple[int, ...] = (5, 10, 15, 30, 60, 1440)
 
 
 @register_app
@@ -60,6 +66,7 @@ class Calendar(App):
     def __init__(self, os: Any) -> None:
         super().__init__(os)
         self.form: dict[str, str] = {}  # the edit screen's fields, by field name
+        self.reminders: list[int] = []  # the edit screen's notifications, minutes before
         self.error = ""  # why Save refused, shown on the edit screen
 
     def on_intent(self, intent: dict[str, Any]) -> None:
@@ -126,6 +133,14 @@ class Calendar(App):
         ]
         if event.location:
             kids.append(_fact("Location", event.location, "location"))
+        if event.reminders:
+            kids.append(
+                _fact(
+                    "Notifications" if len(event.reminders) > 1 else "Notification",
+                    "\n".join(notification_label(m) for m in event.reminders),
+                    "notifications",
+                )
+            )
         if event.attendees:
             kids.append(
                 _fact(
@@ -207,6 +222,8 @@ class Calendar(App):
                 multiline=name == "description",
             )
             fields.append(column(text(label, size=14, fg=MUTED), field, gap=4, pad=(16, 6, 16, 6)))
+            if name == "end":  # notifications follow the time, as in Google Calendar's editor
+                fields.append(self._notifications())
         if self.error:
             fields.insert(0, text(self.error, size=14, fg=DANGER, pad=(16, 8, 16, 0), rid="error"))
         editing = bool(self.args.get("id"))
@@ -226,7 +243,61 @@ class Calendar(App):
             style=Style(bg=PAGE),
         )
 
+    def screen_notification(self) -> Node:
+        """Add notification: a single-choice dialog over the editor; a choice closes it."""
+        panel = column(
+            *(
+                radio_row(notification_label(m), m in self.reminders, partial(self._notify, m))
+                for m in NOTIFICATION_CHOICES
+            ),
+            row(
+                spacer(0),
+                button("Cancel", self.pop, filled=False, rid="button2", width=110, color=BLUE),
+                pad=(24, 8, 24, 0),
+            ),
+            cls="android.widget.FrameLayout",
+            rid="parentPanel",
+            pad=(0, 20, 0, 20),
+            margin=(28, 0, 28, 0),
+            style=Style(bg=PAGE, radius=28, elevation=True),
+        )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
+
     # ----- pieces -----------------------------------------------------------------------
+
+    def _notifications(self) -> Node:
+        """The editor's notifications: one row each (with its remove button), then "Add
+        notification"."""
+        rows: list[Node] = []
+        for minutes in self.reminders:
+            label = notification_label(minutes)
+            remove = icon_button(
+                "x", f"Remove {label} notification", partial(self._unnotify, minutes)
+            )
+            remove.rid = "remove_notification"
+            rows.append(
+                row(
+                    text(label, size=16, rid="notification_text", pad=(0, 12, 0, 0)),
+                    remove,
+                    pad=(16, 0, 8, 0),
+                )
+            )
+        rows.append(
+            text(
+                "Add notification",
+                size=16,
+                fg=BLUE,
+                pad=(16, 12, 16, 12),
+                rid="add_notification",
+                on_click=partial(self.push, "notification"),
+            )
+        )
+        return column(
+            text("Notifications", size=14, fg=MUTED, pad=(16, 0, 16, 0)),
+            *rows,
+            rid="notifications",
+            pad=(0, 6, 0, 4),
+        )
 
     def _chip(self, event: CalendarEvent) -> Node:
         subtitle = _span(event)
@@ -252,7 +323,7 @@ class Calendar(App):
         return set_value
 
     def _create(self) -> None:
-        self.form, self.error = {}, ""
+        self.form, self.reminders, self.error = {}, [], ""
         self.push("edit")
 
     def _edit(self, event: CalendarEvent) -> None:
@@ -267,6 +338,7 @@ class Calendar(App):
             "description": event.description,
             "guests": ", ".join(event.attendees),
         }
+        self.reminders = list(event.reminders)
         self.error = ""
         self.push("edit", id=event.id)
 
@@ -294,6 +366,7 @@ class Calendar(App):
         event.title, event.start, event.end, event.all_day = values["title"], start, end, all_day
         event.location, event.description = values["location"], values["description"]
         event.attendees = guests
+        event.reminders = list(self.reminders)
         self.os.log(
             "event_saved",
             id=event.id,
@@ -304,12 +377,20 @@ class Calendar(App):
             location=event.location,
             description=event.description,
             attendees=list(guests),
+            reminders=list(event.reminders),
             created=created,
         )
-        self.form = {}
+        self.form, self.reminders = {}, []
         # Saving lands on the saved event, whether the form came from the schedule or a detail.
         self.os.clear_focus()
         self.screens = [(self.home_screen, {}), ("detail", {"id": event.id})]
+
+    def _notify(self, minutes: int) -> None:
+        self.reminders = sorted({*self.reminders, minutes})
+        self.pop()
+
+    def _unnotify(self, minutes: int) -> None:
+        self.reminders = [m for m in self.reminders if m != minutes]
 
     def _ask_delete(self, event: CalendarEvent, ask: bool) -> None:
         self.screens[-1] = ("detail", {"id": event.id, "confirm": ask})
@@ -419,6 +500,15 @@ def _clock(value: str) -> time | None:
     if hour > 23 or minute > 59:
         return None
     return time(hour, minute)
+
+
+def notification_label(minutes: int) -> str:
+    """A notification as Google Calendar words it: ``15 minutes before``, ``1 hour before``."""
+    for unit, size in (("week", 10080), ("day", 1440), ("hour", 60)):
+        if minutes >= size and minutes % size == 0:
+            count = minutes // size
+            return f"{count} {unit}{'s' if count > 1 else ''} before"
+    return f"{minutes} minute{'s' if minutes != 1 else ''} before"
 
 
 def _fact(label: str, value: str, rid: str) -> Node:
