@@ -197,6 +197,10 @@ def test_gallery_new_album_moves_a_photo_into_a_pictures_folder(phone: SimPhone)
     assert not create.enabled  # no name yet
     obs = _type(phone, obs, "Album name", "Weekend")
     obs = click_label(phone, obs, "Create")
+    assert phone.world.folders == ["/sdcard/Pictures/Weekend"]
+    assert _data(phone, "folder_created") == [
+        {"path": "/sdcard/Pictures/Weekend", "name": "Weekend"}
+    ]
     assert find(obs, "Add to “Weekend”") and find(obs, "Select items")
     assert not find(obs, "Move").enabled
     obs = click_label(phone, obs, "IMG_20260510_133020.jpg")

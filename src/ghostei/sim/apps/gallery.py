@@ -1,9 +1,9 @@
 """Gallery (Google Photos): a photo grid, albums by folder, a viewer that shares and deletes.
 
 The photos are the image and video files of ``world.files``; an album is the folder they sit
-in, as MediaStore buckets them. A new album is a folder in Pictures that the photos moved or
-copied into it fill. A photo's description (its caption) is edited on its Details screen. The
-pieces Files and PhotoNote draw photos with live here too.
+in, as MediaStore buckets them. A new album is a folder made in Pictures, which the photos
+moved or copied into it fill. A photo's description (its caption) is edited on its Details
+screen. The pieces Files and PhotoNote draw photos with live here too.
 """
 
 from __future__ import annotations
@@ -536,7 +536,8 @@ class Gallery(App):
         if not name or "/" in name or name in (".", ".."):
             return False
         folder = f"{ALBUMS_ROOT}/{name}".lower()
-        taken = {f.folder.lower() for f in self.os.world.files}
+        world = self.os.world
+        taken = {f.folder.lower() for f in world.files} | {d.lower() for d in world.folders}
         return folder not in taken | {a.lower() for a in self.new_albums}
 
     def _create_album(self) -> None:
@@ -545,6 +546,9 @@ class Gallery(App):
             return
         folder = f"{ALBUMS_ROOT}/{name}"
         self.new_albums.append(folder)
+        # The album is a folder in shared storage from now on (Files lists it, even empty).
+        self.os.world.folders.append(folder)
+        self.os.log("folder_created", path=folder, name=name)
         self.pop()
         self.push("album", folder=folder)
         self._start_picking(folder)  # a new album asks at once for what goes in it
