@@ -292,3 +292,126 @@ def test_a_withdrawal_is_confirmed_before_it_is_requested() -> None:
     }
     assert phone.world.forex.balance == pytest.approx(11980.55)
     find(obs, "$11,980.55")
+
+
+def test_a_note_is_added_on_a_chart_and_listed_under_it() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _forex(phone)
+    obs = click_label(phone, obs, "Quotes")
+    obs = click_label(phone, obs, "EUR/USD chart")
+    find(obs, "EUR/USD H1 price chart")
+    find(obs, "No notes on this chart yet")
+    obs = click_label(phone, obs, "H4")
+    chart = find(obs, "EUR/USD H4 price chart")
+    assert chart.resource_id.endswith(":id/chart_view")
+    obs = click_label(phone, obs, "Add note")
+    assert not find(obs, "Save").enabled, "nothing written yet"
+    obs = _type(phone, obs, "Write a note", "Retest of 1.08 before NFP")
+    obs = click_label(phone, obs, "Save")
+    saved = phone.events.of_kind("note_saved")[-1]
+    assert saved.data == {
+        "id": "n1",
+        "symbol": "EUR/USD",
+        "text": "Retest of 1.08 before NFP",
+        "created": True,
+    }
+    note = phone.world.forex.notes[-1]
+    assert (note.symbol, note.price) == ("EUR/USD", 1.0842)
+    assert note.time.startswith("2026-05-12T09:41")
+    find(obs, "Retest of 1.08 before NFP")  # back on the chart, under Notes
+    # The ticket reaches the same chart; notes stay with their symbol.
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "GBP/USD")
+    obs = click_label(phone, obs, "GBP/USD chart")
+    find(obs, "No notes on this chart yet")
+
+
+HISTORY: dict[str, Any] = {
+    "forex": {
+        "trades": [
+            {
+                "id": "t1",
+                "symbol": "EUR/USD",
+                "side": "buy",
+                "lots": 0.5,
+                "open_price": 1.0811,
+                "status": "closed",
+                "profit": 155.0,
+                "opened": "2026-05-04T10:00:00",
+                "closed": "2026-05-06T15:30:00",
+            },
+            {
+                "id": "t2",
+                "symbol": "GBP/USD",
+                "side": "sell",
+                "lots": 0.2,
+                "open_price": 1.2688,
+                "status": "closed",
+                "profit": -46.0,
+                "opened": "2026-04-20T09:00:00",
+                "closed": "2026-04-22T16:00:00",
+            },
+            {
+                "id": "t3",
+                "symbol": "USD/JPY",
+                "side": "buy",
+                "lots": 0.3,
+                "open_price": 149.8,
+                "status": "closed",
+                "profit": 301.5,
+                "opened": "2026-02-25T11:00:00",
+                "closed": "2026-03-02T12:00:00",
+            },
+            {"id": "t4", "symbol": "EUR/USD", "side": "buy", "lots": 0.1, "open_price": 1.08},
+        ]
+    }
+}
+
+
+def test_the_trade_history_filters_by_period_and_exports_a_csv_with_a_memo() -> None:
+    phone = SimPhone(540, 1200)
+    phone.reset(HISTORY)
+    obs = phone.act(Action(action_type="open_app", app_name="Go Forex"))
+    obs = click_label(phone, obs, "Positions")
+    obs = click_label(phone, obs, "Trade history")
+    find(obs, "EUR/USD buy 0.5")  # 7 days: the trade closed on May 6 only
+    assert not any(e.text == "GBP/USD sell 0.2" for e in obs.elements)
+    obs = click_label(phone, obs, "30 days")
+    find(obs, "GBP/USD sell 0.2")
+    find(obs, "+$109.00")
+    obs = click_label(phone, obs, "Export")
+    find(obs, "Trades")  # the export takes the history's period: two trades
+    assert any(e.text == "2" for e in obs.elements)
+    obs = _type(phone, obs, "Memo (optional)", "Q2 review; card 4111")
+    obs = click_label(phone, obs, "Export CSV")
+    event = phone.events.of_kind("history_exported")[-1]
+    path = "/sdcard/Download/GoForex_history_30d_20260512.csv"
+    assert event.data == {"days": 30, "memo": "Q2 review; card 4111", "path": path, "trades": 2}
+    entry = phone.world.file(path)
+    assert entry is not None and entry.kind == "document"
+    lines = entry.content.splitlines()
+    assert "# Memo: Q2 review; card 4111" in lines
+    assert lines[-2:] == [
+        "t1,EUR/USD,buy,0.5,1.08110,2026-05-04T10:00:00,2026-05-06T15:30:00,155.00",
+        "t2,GBP/USD,sell,0.2,1.26880,2026-04-20T09:00:00,2026-04-22T16:00:00,-46.00",
+    ]
+    find(obs, "Exported to Download/GoForex_history_30d_20260512.csv")
+    # A second export the same day keeps the first file.
+    obs = click_label(phone, obs, "90 days")
+    obs = click_label(phone, obs, "Export")
+    click_label(phone, obs, "Export CSV")
+    again = phone.events.of_kind("history_exported")[-1]
+    assert again.data["trades"] == 3 and again.data["memo"] == ""
+    assert again.data["path"] == "/sdcard/Download/GoForex_history_90d_20260512.csv"
+
+
+def test_closing_a_position_dates_it_in_the_history() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _forex(phone)
+    obs = click_label(phone, obs, "Positions")
+    obs = click_label(phone, obs, "Close EUR/USD buy 0.5")
+    closed = phone.world.forex.trades[0].closed
+    assert closed.startswith("2026-05-12T09:41")
+    obs = click_label(phone, obs, "Trade history")
+    find(obs, "EUR/USD buy 0.5")
+    find(obs, f"{closed[:16].replace('T', ' ')} · opened at 1.08110")

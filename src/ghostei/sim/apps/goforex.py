@@ -1,4 +1,5 @@
-"""Go Forex: account overview, quotes, a trade ticket, positions, a community feed, withdrawals.
+"""Go Forex: account overview, quotes, charts with notes, a trade ticket, positions, the trade
+history and its CSV export, a community feed, withdrawals.
 
 Prices do not move during an episode (the world is deterministic), so an open position's
 profit is what the frozen quote gives; closing books that profit into the balance.
@@ -6,10 +7,11 @@ profit is what the frozen quote gives; closing books that profit into the balanc
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from ...world import Forex, Post, Trade
+from ...world import ChartNote, FileEntry, Forex, Post, Trade
 from ..ui import (
     MUTED,
     Color,
@@ -21,6 +23,7 @@ from ..ui import (
     card,
     column,
     form_field,
+    icon_button,
     image,
     list_row,
     row,
@@ -43,6 +46,12 @@ TABS: tuple[tuple[str, str], ...] = (
     ("positions", "Positions"),
     ("community", "Community"),
 )
+TIMEFRAMES: tuple[tuple[str, str], ...] = tuple(
+    (tf, tf) for tf in ("M1", "M5", "M15", "H1", "H4", "D1")
+)
+# The trade history's periods, in days, as its filter chips name them.
+PERIODS: tuple[tuple[str, str], ...] = (("7", "7 days"), ("30", "30 days"), ("90", "90 days"))
+EXPORT_FOLDER = "/sdcard/Download"
 # Units per lot: a standard FX lot, 100 oz of gold, one coin.
 CONTRACT_SIZE: dict[str, float] = {"XAU": 100.0, "XAG": 5000.0, "BTC": 1.0, "ETH": 1.0}
 STANDARD_LOT = 100_000.0
@@ -93,6 +102,11 @@ class GoForex(App):
         self.lots = ""
         self.post_draft = ""
         self.withdrawal: dict[str, str] = {}
+        self.timeframe = "H1"
+        self.note_draft = ""
+        self.history_days = 7  # the trade history's period (its chips; the export uses it)
+        self.memo = ""
+        self.exported = ""  # the last export's path, announced on the history screen
 
     def back(self) -> bool:
         # Back from another tab's first screen returns to the account, as the bottom bar does.
@@ -138,12 +152,16 @@ class GoForex(App):
     def screen_quotes(self) -> Node:
         quotes = self.os.world.forex.quotes
         rows = [
-            list_row(
-                symbol,
-                "Tap to trade",
-                trailing=_price(symbol, price),
-                rid="quote_row",
-                on_click=partial(self._open_ticket, symbol),
+            row(
+                list_row(
+                    symbol,
+                    "Tap to trade",
+                    trailing=_price(symbol, price),
+                    rid="quote_row",
+                    on_click=partial(self._open_ticket, symbol),
+                ),
+                _chart_button(symbol, partial(self._open_chart, symbol)),
+                pad=(0, 0, 8, 0),
             )
             for symbol, price in quotes.items()
         ]
@@ -183,7 +201,11 @@ class GoForex(App):
         if valid and not affordable:
             notes.append(text("Not enough free margin for this size", size=14, fg=LOSS))
         return column(
-            _bar(f"Trade {symbol}", on_back=self.pop),
+            _bar(
+                f"Trade {symbol}",
+                on_back=self.pop,
+                actions=[_chart_button(symbol, partial(self._open_chart, symbol), fg=WHITE)],
+            ),
             _card(
                 text(symbol, size=22, weight=700, rid="symbol"),
                 text(f"Market price {_price(symbol, price)}", size=16, rid="market_price"),
@@ -225,9 +247,192 @@ class GoForex(App):
                 for t in reversed(closed)
             ]
         return column(
-            _bar("Positions"),
+            _bar("Positions", actions=[_bar_action("Trade history", self._open_history)]),
             scroll(*kids, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="list"),
             self._tabs("positions"),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_chart(self) -> Node:
+        fx = self.os.world.forex
+        symbol = str(self.args["symbol"])
+        price = fx.quotes.get(symbol, 0.0)
+        notes = sorted(
+            (n for n in fx.notes if n.symbol == symbol), key=lambda n: n.time, reverse=True
+        )
+        chart = Node(
+            cls="android.widget.ImageView",
+            rid="chart_view",
+            desc=f"{symbol} {self.timeframe} price chart",
+            height=200,
+            style=Style(bg=(250, 251, 253), fg=BRAND, icon="chart", radius=8),
+        )
+        note_rows: list[Node] = [
+            list_row(
+                n.text,
+                f"{n.time[:16].replace('T', ' ')} · at {_price(symbol, n.price)}",
+                rid="chart_note",
+            )
+            for n in notes
+        ]
+        if not note_rows:
+            note_rows.append(text("No notes on this chart yet", size=15, fg=MUTED))
+        return column(
+            _bar(symbol, on_back=self.pop),
+            bottom_tabs(
+                TIMEFRAMES, self.timeframe, self._set_timeframe, accent=BRAND, rid="timeframes"
+            ),
+            scroll(
+                _card(
+                    row(
+                        text(f"{symbol} · {self.timeframe}", size=15, fg=MUTED),
+                        text(
+                            _price(symbol, price),
+                            size=18,
+                            weight=700,
+                            align="right",
+                            rid="last_price",
+                        ),
+                        gap=8,
+                    ),
+                    chart,
+                    rid="chart_card",
+                ),
+                _card(
+                    text("Notes", size=16, weight=700),
+                    *note_rows,
+                    row(
+                        button(
+                            "Add note",
+                            self._start_note,
+                            filled=False,
+                            color=BRAND,
+                            rid="add_note",
+                            width=130,
+                        ),
+                        spacer(0),
+                    ),
+                    rid="notes_card",
+                ),
+                column(
+                    button(f"Trade {symbol}", partial(self._open_ticket, symbol), color=BRAND),
+                    pad=(16, 8, 16, 8),
+                ),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="chart",
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_chart_note(self) -> Node:
+        fx = self.os.world.forex
+        symbol = str(self.args["symbol"])
+        price = fx.quotes.get(symbol, 0.0)
+        field = text_field(
+            self.note_draft,
+            self._set_note,
+            hint="Write a note",
+            field_name="chart_note",
+            rid="note_input",
+            multiline=True,
+        )
+        field.margin = (16, 8, 16, 8)
+        return column(
+            _bar(
+                "Add note",
+                on_back=self.pop,
+                actions=[
+                    _bar_action(
+                        "Save",
+                        partial(self._save_note, symbol),
+                        enabled=bool(self.note_draft.strip()),
+                    )
+                ],
+            ),
+            text(
+                f"The note is pinned to the {symbol} chart at {_price(symbol, price)}. "
+                "Only you can see it.",
+                size=14,
+                fg=MUTED,
+                pad=(16, 16, 16, 0),
+            ),
+            field,
+            style=Style(bg=PAGE),
+        )
+
+    def screen_history(self) -> Node:
+        fx = self.os.world.forex
+        trades = self._history()
+        total = round(sum(t.profit for t in trades), 2)
+        kids: list[Node] = [
+            _card(
+                _fact("Closed trades", str(len(trades))),
+                _fact("Profit", _signed(total, fx.currency)),
+                rid="history_summary",
+            )
+        ]
+        if self.exported:
+            kids.append(
+                text(
+                    f"Exported to Download/{self.exported.rsplit('/', 1)[-1]}",
+                    size=14,
+                    fg=GAIN,
+                    pad=(16, 4, 16, 4),
+                    rid="export_status",
+                )
+            )
+        kids += [
+            list_row(
+                f"{t.symbol} {t.side} {t.lots:g}",
+                f"{_day(t)[:16].replace('T', ' ')} · opened at {_price(t.symbol, t.open_price)}",
+                trailing=_signed(t.profit, fx.currency),
+                rid="history_trade",
+            )
+            for t in trades
+        ]
+        if not trades:
+            kids.append(text("No trades in this period", size=15, fg=MUTED, pad=(16, 8, 16, 8)))
+        return column(
+            _bar(
+                "Trade history",
+                on_back=self.pop,
+                actions=[_bar_action("Export", partial(self.push, "export"))],
+            ),
+            self._periods(),
+            scroll(
+                *kids, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="history"
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_export(self) -> Node:
+        trades = self._history()
+        memo = text_field(
+            self.memo,
+            self._set_memo,
+            hint="Memo (optional)",
+            field_name="export_memo",
+            rid="memo_input",
+            multiline=True,
+        )
+        memo.margin = (16, 4, 16, 4)
+        return column(
+            _bar("Export history", on_back=self.pop),
+            text("Period", size=14, fg=MUTED, pad=(16, 12, 16, 0)),
+            self._periods(),
+            _card(
+                _fact("Trades", str(len(trades))),
+                _fact("Format", "CSV"),
+                _fact("Save to", "Download"),
+                rid="export_summary",
+            ),
+            text("Memo", size=14, fg=MUTED, pad=(16, 8, 16, 0)),
+            memo,
+            column(
+                button("Export CSV", self._export, color=BRAND, rid="export_csv"),
+                pad=(16, 12, 16, 0),
+            ),
             style=Style(bg=PAGE),
         )
 
@@ -333,6 +538,11 @@ class GoForex(App):
             TABS, current, self.switch_to, accent=BRAND, bg=WHITE, rid="bottom_navigation"
         )
 
+    def _periods(self) -> Node:
+        return bottom_tabs(
+            PERIODS, str(self.history_days), self._set_period, accent=BRAND, rid="period"
+        )
+
     def _side_button(self, label: str, side: str, color: Color) -> Node:
         chosen = self.side == side
         node = button(
@@ -415,6 +625,77 @@ class GoForex(App):
         self.side, self.lots = "buy", ""
         self.push("ticket", symbol=symbol)
 
+    def _open_chart(self, symbol: str) -> None:
+        self.push("chart", symbol=symbol)
+
+    def _set_timeframe(self, timeframe: str) -> None:
+        self.timeframe = timeframe
+
+    def _start_note(self) -> None:
+        self.note_draft = ""
+        self.push("chart_note", symbol=self.args["symbol"])
+
+    def _set_note(self, value: str) -> None:
+        self.note_draft = value
+
+    def _save_note(self, symbol: str) -> None:
+        fx = self.os.world.forex
+        body = self.note_draft.strip()
+        if not body:
+            return
+        note = ChartNote(
+            id=self.fresh_id("n", [n.id for n in fx.notes]),
+            symbol=symbol,
+            text=body,
+            time=self.os.now(),
+            price=fx.quotes.get(symbol, 0.0),
+        )
+        fx.notes.append(note)
+        self.os.log("note_saved", id=note.id, symbol=symbol, text=body, created=True)
+        self.note_draft = ""
+        self.pop()
+
+    def _open_history(self) -> None:
+        self.exported = ""
+        self.push("history")
+
+    def _set_period(self, days: str) -> None:
+        self.history_days = int(days)
+
+    def _set_memo(self, value: str) -> None:
+        self.memo = value
+
+    def _export(self) -> None:
+        fx = self.os.world.forex
+        trades = self._history()
+        memo = self.memo.strip()
+        now = datetime.fromisoformat(self.os.now())
+        stem = f"GoForex_history_{self.history_days}d_{now:%Y%m%d}"
+        path, n = f"{EXPORT_FOLDER}/{stem}.csv", 1
+        while self.os.world.file(path) is not None:  # an earlier export of the same day
+            path, n = f"{EXPORT_FOLDER}/{stem}_{n}.csv", n + 1
+        start = now - timedelta(days=self.history_days)
+        lines = [
+            f"# Go Forex trade history, account {fx.account_id}",
+            f"# Period: last {self.history_days} days ({start:%Y-%m-%d} to {now:%Y-%m-%d})",
+            *(f"# Memo: {line}" for line in memo.splitlines() if line.strip()),
+            "Ticket,Symbol,Type,Lots,Open price,Open time,Close time,Profit",
+            *(
+                f"{t.id},{t.symbol},{t.side},{t.lots:g},{_price(t.symbol, t.open_price)},"
+                f"{t.opened},{t.closed},{t.profit:.2f}"
+                for t in trades
+            ),
+        ]
+        self.os.world.files.append(
+            FileEntry(path=path, content="\n".join(lines), modified=self.os.now())
+        )
+        self.os.log(
+            "history_exported", days=self.history_days, memo=memo, path=path, trades=len(trades)
+        )
+        self.memo = ""
+        self.exported = path
+        self.pop()
+
     def _set_side(self, side: str) -> None:
         self.side = side
 
@@ -443,6 +724,7 @@ class GoForex(App):
         fx = self.os.world.forex
         t.profit = profit(t, fx.quotes.get(t.symbol, t.open_price))
         t.status = "closed"
+        t.closed = self.os.now()
         fx.balance = round(fx.balance + t.profit, 2)
         self.os.log(
             "trade_closed", id=t.id, symbol=t.symbol, side=t.side, lots=t.lots, profit=t.profit
@@ -494,6 +776,14 @@ class GoForex(App):
 
     # ----- helpers ----------------------------------------------------------------------
 
+    def _history(self) -> list[Trade]:
+        """Closed trades of the chosen period, newest first; an undated one is always shown."""
+        fx = self.os.world.forex
+        since = datetime.fromisoformat(self.os.now()) - timedelta(days=self.history_days)
+        closed = [t for t in fx.trades if t.status == "closed"]
+        kept = [t for t in closed if not _day(t) or datetime.fromisoformat(_day(t)) >= since]
+        return sorted(kept, key=_day, reverse=True)
+
     def _open_profit(self) -> float:
         fx = self.os.world.forex
         return round(sum(profit(t, fx.quotes.get(t.symbol, t.open_price)) for t in _open(fx)), 2)
@@ -518,8 +808,29 @@ def _next_id(prefix: str, taken: list[str]) -> str:
     return f"{prefix}{n}"
 
 
-def _bar(title: str, *, on_back: Handler | None = None) -> Node:
-    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE)
+def _bar(title: str, *, on_back: Handler | None = None, actions: list[Node] | None = None) -> Node:
+    return top_bar(title, on_back=on_back, actions=actions, bg=BRAND, fg=WHITE)
+
+
+def _bar_action(label: str, on_click: Handler, *, enabled: bool = True) -> Node:
+    """A text action in the brand bar ("Save", "Export")."""
+    node = button(label, on_click, filled=False, color=WHITE, enabled=enabled, rid=label.lower())
+    node.width = 40 + 10 * len(label)
+    node.style = Style(
+        fg=WHITE if enabled else (159, 179, 214), size=15, weight=500, radius=20, align="center"
+    )
+    return node
+
+
+def _chart_button(symbol: str, on_click: Handler, *, fg: Color = BRAND) -> Node:
+    node = icon_button("chart", f"{symbol} chart", on_click, rid="chart_button")
+    node.style = Style(icon="chart", fg=fg, size=22, align="center", radius=24)
+    return node
+
+
+def _day(t: Trade) -> str:
+    """When a trade entered the history: its close time, or its open time."""
+    return (t.closed or t.opened)[:19]
 
 
 def _card(*children: Node, rid: str = "") -> Node:
