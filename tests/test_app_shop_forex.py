@@ -12,7 +12,7 @@ from ghostei.sim.apps.goforex import margin, profit
 from ghostei.sim.phone import SimPhone
 from ghostei.world import Trade
 
-from .helpers import click_label, find
+from .helpers import click, click_label, find
 
 SHOP: dict[str, Any] = {
     "shop": {
@@ -184,6 +184,86 @@ def test_back_from_another_tab_returns_home() -> None:
     find(obs, "Search AliExpress")
     obs = phone.act(Action(action_type="navigate_back"))
     assert obs.foreground_package != "com.alibaba.aliexpresshd"
+
+
+def test_the_heart_saves_an_item_to_the_wishlist_under_account() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _shop(phone)
+    obs = click_label(phone, obs, "Hot-swap keyboard")
+    heart = find(obs, "Add to wishlist")
+    assert heart.checkable and not heart.checked
+    obs = click_label(phone, obs, "Add to wishlist")
+    assert find(obs, "Remove from wishlist").checked
+    assert phone.world.shop.wishlist == ["p2"]
+    added = phone.events.of_kind("wishlist_added")[-1].data
+    assert added == {"product": "p2", "title": "Hot-swap keyboard", "price": "US $48.50"}
+    phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, phone.observe(), "Account")
+    obs = click_label(phone, obs, "Wishlist")
+    find(obs, "1 item")
+    find(obs, "Hot-swap keyboard")
+    # The heart on the wishlist's card takes the item out again.
+    obs = click_label(phone, obs, "Remove from wishlist")
+    assert phone.world.shop.wishlist == []
+    assert phone.events.of_kind("wishlist_removed")[-1].data["product"] == "p2"
+    find(obs, "Tap the heart on an item to save it here")
+
+
+def test_the_wishlist_sorts_by_price_and_keeps_the_order() -> None:
+    phone = SimPhone(540, 1200)
+    phone.reset({**SHOP, "shop": {**SHOP["shop"], "wishlist": ["p2", "p1"]}})
+    obs = phone.act(Action(action_type="open_app", app_name="AliExpress"))
+    obs = click_label(phone, obs, "Account")
+    obs = click_label(phone, obs, "Wishlist")
+
+    def titles(obs: Observation) -> list[str]:
+        return [e.text for e in obs.elements if e.resource_id.endswith("product_title")]
+
+    # Most recent first: the lamp was saved last.
+    assert titles(obs) == ["LED desk lamp, 3 colour modes", "Hot-swap keyboard"]
+    obs = click_label(phone, obs, "Sort")
+    obs = click_label(phone, obs, "Price: high to low")
+    assert titles(obs) == ["Hot-swap keyboard", "LED desk lamp, 3 colour modes"]
+    obs = click_label(phone, obs, "Sort")
+    obs = click_label(phone, obs, "Price: low to high")
+    assert titles(obs) == ["LED desk lamp, 3 colour modes", "Hot-swap keyboard"]
+    find(obs, "Sort by: Price: low to high")
+    assert phone.world.shop.wishlist_sort == "price_asc"
+    sorts = [e.data["order"] for e in phone.events.of_kind("wishlist_sorted")]
+    assert sorts == ["price_desc", "price_asc"]
+
+
+def test_add_to_cart_fills_the_cart_tab_and_its_checkout_pays_each_item() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _shop(phone)
+    obs = click_label(phone, obs, "LED desk lamp, 3 colour modes")
+    obs = click_label(phone, obs, "Add to cart")
+    obs = click_label(phone, obs, "Add to cart")
+    assert [(i.product, i.quantity) for i in phone.world.shop.cart] == [("p1", 2)]
+    added = phone.events.of_kind("cart_added")[-1].data
+    assert added == {
+        "product": "p1",
+        "title": "LED desk lamp, 3 colour modes",
+        "price": "US $23.99",
+        "quantity": 1,
+    }
+    assert not phone.events.of_kind("order_paid"), "adding to the cart buys nothing"
+    phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, phone.observe(), "Hot-swap keyboard")
+    obs = click_label(phone, obs, "Add to cart")
+    obs = click_label(phone, obs, "In your cart (1) · View cart")
+    find(obs, "Cart (3)")
+    find(obs, "US $96.48")  # 2 x 23.99 + 48.50
+    lamp_less = next(e for e in obs.elements if e.content_desc == "Decrease quantity")
+    assert lamp_less.enabled  # the keyboard's is not: one is the least
+    obs = click(phone, lamp_less)
+    find(obs, "US $72.49")
+    obs = click_label(phone, obs, "Checkout (2)")
+    obs = click_label(phone, obs, "Place order")
+    paid = [e.data["item"] for e in phone.events.of_kind("order_paid")]
+    assert paid == ["LED desk lamp, 3 colour modes", "Hot-swap keyboard"]
+    assert phone.world.shop.cart == []
+    find(obs, "My orders")
 
 
 # ----- Go Forex -------------------------------------------------------------------------------

@@ -274,11 +274,11 @@ class Renderer:
             )
         elif glyph in ("heart", "heart_outline"):  # a wishlist heart, filled once saved
             k = int(r * 0.5)
-            lobes = [(cx - k, cy - k // 2), (cx, cy - k // 2)]
-            tip = [(cx - k, cy - k // 8), (cx + k, cy - k // 8), (cx, cy + k)]
+            lobes = [(cx - k, cy - k // 2), (cx - k // 10, cy - k // 2)]
+            tip = [(cx - k + 1, cy - k // 6), (cx + k - 1, cy - k // 6), (cx, cy + k)]
             if glyph == "heart":
                 for lx, ly in lobes:
-                    draw.ellipse((lx, ly - k // 2, lx + k, ly + k // 2), fill=fg)
+                    draw.ellipse((lx, ly - k // 2, lx + k + k // 10, ly + k // 2), fill=fg)
                 draw.polygon(tip, fill=fg)
             else:
                 for (lx, ly), (start, end) in zip(lobes, ((150, 360), (180, 30)), strict=True):

@@ -1,11 +1,13 @@
-"""AliExpress: search products, buy with the saved card, orders with tracking, seller chats."""
+"""AliExpress: search products, a wishlist and a cart, buy with the saved card, orders with
+tracking, seller chats."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
-from ...world import Order, Product, SellerMessage
+from ...world import CartItem, Order, Product, SellerMessage
 from ..ui import (
     CARD,
     INK,
@@ -21,6 +23,7 @@ from ..ui import (
     icon_button,
     image,
     list_row,
+    radio_row,
     row,
     scroll,
     spacer,
@@ -47,7 +50,14 @@ OPEN_STATUSES = ("Awaiting payment", "Processing")
 TABS: tuple[tuple[str, str], ...] = (
     ("main", "Home"),
     ("inbox", "Messages"),
+    ("cart", "Cart"),
     ("account", "Account"),
+)
+# The wishlist's sort orders: (key, label); the key is kept in the world's shop.
+WISHLIST_SORTS: tuple[tuple[str, str], ...] = (
+    ("recent", "Most recent"),
+    ("price_asc", "Price: low to high"),
+    ("price_desc", "Price: high to low"),
 )
 
 
@@ -63,6 +73,7 @@ class AliExpress(App):
         self.query = ""
         self.drafts: dict[str, str] = {}  # seller -> message being written
         self.address_draft = ""
+        self.sort_open = False  # the wishlist's sort menu is expanded
 
     def back(self) -> bool:
         # Back from another tab's first screen returns to Home, as the bottom navigation does.
@@ -108,8 +119,35 @@ class AliExpress(App):
         p = self._product(str(self.args["id"]))
         if p is None:
             return _missing(self.pop, "This item is no longer available")
+        in_cart = sum(i.quantity for i in self.os.world.shop.cart if i.product == p.id)
+        bottom: list[Node] = []
+        if in_cart:
+            bottom.append(
+                text(
+                    f"In your cart ({in_cart}) · View cart",
+                    size=14,
+                    fg=LINK,
+                    pad=(16, 8, 16, 0),
+                    rid="view_cart",
+                    on_click=partial(self.push, "cart"),
+                )
+            )
+        bottom.append(
+            row(
+                button(
+                    "Add to cart",
+                    partial(self._add_to_cart, p),
+                    filled=False,
+                    color=BRAND,
+                    rid="add_to_cart",
+                ),
+                button("Buy now", partial(self._checkout, p), color=BRAND, rid="buy_now"),
+                pad=(16, 8, 16, 16),
+                gap=10,
+            )
+        )
         return column(
-            _bar("Item details", on_back=self.pop),
+            _bar("Item details", on_back=self.pop, actions=[self._heart(p)]),
             scroll(
                 _card(
                     row(spacer(0), image("A", p.title, size=160, color=(255, 214, 196)), spacer(0)),
@@ -120,6 +158,16 @@ class AliExpress(App):
                 _card(
                     text("Sold by", size=14, fg=MUTED),
                     text(p.seller, size=16, weight=600, rid="seller"),
+                    _left(
+                        button(
+                            "Message seller",
+                            partial(self._open_chat, p.seller),
+                            filled=False,
+                            color=BRAND,
+                            rid="message_seller",
+                            width=170,
+                        )
+                    ),
                 ),
                 _card(
                     text("Description", size=16, weight=700),
@@ -130,25 +178,26 @@ class AliExpress(App):
                 on_scroll=self.set_offset,
                 rid="item",
             ),
-            row(
-                button(
-                    "Message seller",
-                    partial(self._open_chat, p.seller),
-                    filled=False,
-                    color=BRAND,
-                ),
-                button("Buy now", partial(self._checkout, p), color=BRAND, rid="buy_now"),
-                pad=(16, 8, 16, 16),
-                gap=10,
-            ),
+            *bottom,
             style=Style(bg=PAGE),
         )
 
     def screen_checkout(self) -> Node:
-        p = self._product(str(self.args["id"]))
-        if p is None:
+        lines = self._checkout_lines()
+        if not lines:
             return _missing(self.pop, "This item is no longer available")
         shop = self.os.world.shop
+        total = _total(lines)
+        items = [
+            _card(
+                text(p.title, size=16, max_lines=2, rid="checkout_item"),
+                text(f"Sold by {p.seller}", size=14, fg=MUTED),
+                _fact("Quantity", str(quantity)),
+                _fact("Shipping", "Free"),
+                _fact("Total", _total([(p, quantity)])),
+            )
+            for p, quantity in lines
+        ]
         return column(
             _bar("Order confirmation", on_back=self.pop),
             scroll(
@@ -165,13 +214,7 @@ class AliExpress(App):
                         )
                     ),
                 ),
-                _card(
-                    text(p.title, size=16, max_lines=2),
-                    text(f"Sold by {p.seller}", size=14, fg=MUTED),
-                    _fact("Quantity", "1"),
-                    _fact("Shipping", "Free"),
-                    _fact("Total", p.price),
-                ),
+                *items,
                 _card(
                     text("Pay with", size=14, fg=MUTED),
                     text(f"Visa {shop.saved_card}", size=16, rid="payment_method"),
@@ -181,8 +224,8 @@ class AliExpress(App):
                 rid="checkout",
             ),
             row(
-                text(p.price, size=20, weight=700, fg=BRAND, pad=(0, 10, 0, 0)),
-                button("Place order", partial(self._place, p), color=BRAND, rid="place_order"),
+                text(total, size=20, weight=700, fg=BRAND, pad=(0, 10, 0, 0), rid="total"),
+                button("Place order", partial(self._place, lines), color=BRAND, rid="place_order"),
                 pad=(16, 8, 16, 16),
                 gap=10,
             ),
@@ -422,6 +465,87 @@ class AliExpress(App):
             style=Style(bg=WHITE),
         )
 
+    def screen_wishlist(self) -> Node:
+        shop = self.os.world.shop
+        items = self._wishlist()
+        sort_label = dict(WISHLIST_SORTS).get(shop.wishlist_sort, WISHLIST_SORTS[0][1])
+        kids: list[Node] = [
+            row(
+                text(_count(len(items), "item"), size=15, fg=MUTED, pad=(0, 12, 0, 0), rid="count"),
+                button(
+                    f"Sort by: {sort_label}",
+                    self._toggle_sort,
+                    filled=False,
+                    color=INK,
+                    rid="sort",
+                    desc="Sort",
+                    width=230,
+                ),
+                pad=(16, 8, 16, 4),
+                gap=8,
+            )
+        ]
+        if self.sort_open:  # the sort control's drop-down menu
+            kids.append(
+                _card(
+                    *(
+                        radio_row(label, key == shop.wishlist_sort, partial(self._sort, key))
+                        for key, label in WISHLIST_SORTS
+                    ),
+                    rid="sort_menu",
+                )
+            )
+        kids += [self._product_card(p, trailing=self._heart(p)) for p in items]
+        if not items:
+            kids.append(
+                text(
+                    "Tap the heart on an item to save it here",
+                    fg=MUTED,
+                    align="center",
+                    pad=(0, 40, 0, 0),
+                )
+            )
+        return column(
+            _bar("Wishlist", on_back=self.pop),
+            scroll(*kids, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="list"),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_cart(self) -> Node:
+        lines = self._cart_lines()
+        count = sum(quantity for _, quantity in lines)
+        cards = [self._cart_card(p, quantity) for p, quantity in lines]
+        kids: list[Node] = [
+            _bar(
+                f"Cart ({count})" if count else "Cart",
+                on_back=self.pop if len(self.screens) > 1 else None,
+            ),
+            scroll(
+                *cards or [text("Your cart is empty", fg=MUTED, align="center", pad=(0, 40, 0, 0))],
+                spacer(8),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="cart",
+            ),
+        ]
+        if lines:
+            kids.append(
+                row(
+                    text(_total(lines), size=20, weight=700, fg=BRAND, pad=(0, 10, 0, 0)),
+                    button(
+                        f"Checkout ({count})",
+                        partial(self.push, "checkout", cart=True),
+                        color=BRAND,
+                        rid="checkout",
+                    ),
+                    pad=(16, 8, 16, 8),
+                    gap=10,
+                    style=Style(bg=WHITE),
+                )
+            )
+        kids.append(self._tabs("cart"))
+        return column(*kids, style=Style(bg=PAGE))
+
     def screen_account(self) -> Node:
         world = self.os.world
         shop = world.shop
@@ -438,6 +562,12 @@ class AliExpress(App):
                         f"{len(shop.orders)} orders",
                         rid="my_orders",
                         on_click=partial(self.push, "orders"),
+                    ),
+                    list_row(
+                        "Wishlist",
+                        _count(len(self._wishlist()), "item"),
+                        rid="wishlist",
+                        on_click=partial(self.push, "wishlist"),
                     ),
                     list_row(
                         "Shipping address",
@@ -465,20 +595,77 @@ class AliExpress(App):
             TABS, current, self.switch_to, accent=BRAND, bg=WHITE, rid="navigation_bar"
         )
 
-    def _product_card(self, p: Product) -> Node:
+    def _product_card(self, p: Product, trailing: Node | None = None) -> Node:
+        kids = [
+            image("A", size=64, color=(255, 214, 196)),
+            column(
+                text(p.title, size=16, max_lines=2, rid="product_title"),
+                text(p.price, size=18, weight=700, fg=BRAND, rid="product_price"),
+                text(f"Rating {p.rating:.1f} · {p.sold:,} sold", size=13, fg=MUTED),
+                gap=2,
+            ),
+        ]
+        if trailing is not None:
+            kids.append(trailing)
         return _card(
+            row(*kids, gap=12),
+            on_click=partial(self.push, "product", id=p.id),
+            rid="product_card",
+        )
+
+    def _heart(self, p: Product) -> Node:
+        """The wishlist heart: outlined until the item is saved, then filled in the brand red."""
+        saved = p.id in self.os.world.shop.wishlist
+        heart = icon_button(
+            "heart" if saved else "heart_outline",
+            "Remove from wishlist" if saved else "Add to wishlist",
+            partial(self._toggle_wishlist, p),
+            rid="wishlist_button",
+        )
+        heart.checkable, heart.checked = True, saved
+        heart.style = Style(
+            icon=heart.style.icon, fg=BRAND if saved else INK, size=22, align="center", radius=24
+        )
+        return heart
+
+    def _cart_card(self, p: Product, quantity: int) -> Node:
+        less = icon_button(
+            "-",
+            "Decrease quantity",
+            partial(self._set_quantity, p, quantity - 1) if quantity > 1 else None,
+            rid="decrease",
+        )
+        less.enabled = quantity > 1  # one is the least an item can be bought in
+        more = icon_button("+", "Increase quantity", partial(self._set_quantity, p, quantity + 1))
+        more.rid = "increase"
+        return _card(
+            text(p.seller, size=14, fg=MUTED),
             row(
                 image("A", size=64, color=(255, 214, 196)),
                 column(
-                    text(p.title, size=16, max_lines=2, rid="product_title"),
-                    text(p.price, size=18, weight=700, fg=BRAND, rid="product_price"),
-                    text(f"Rating {p.rating:.1f} · {p.sold:,} sold", size=13, fg=MUTED),
+                    text(p.title, size=16, max_lines=2, rid="cart_item_title"),
+                    text(p.price, size=18, weight=700, fg=BRAND, rid="cart_item_price"),
                     gap=2,
                 ),
                 gap=12,
             ),
+            row(
+                button(
+                    "Remove",
+                    partial(self._remove_from_cart, p),
+                    filled=False,
+                    color=MUTED,
+                    rid="remove",
+                    width=110,
+                ),
+                spacer(0),
+                less,
+                text(str(quantity), size=17, align="center", pad=(0, 12, 0, 0), rid="quantity"),
+                more,
+                gap=4,
+            ),
             on_click=partial(self.push, "product", id=p.id),
-            rid="product_card",
+            rid="cart_item",
         )
 
     def _bubble(self, m: SellerMessage) -> Node:
@@ -516,21 +703,66 @@ class AliExpress(App):
     def _checkout(self, p: Product) -> None:
         self.push("checkout", id=p.id)
 
-    def _place(self, p: Product) -> None:
+    def _place(self, lines: list[tuple[Product, int]]) -> None:
         shop = self.os.world.shop
-        order = Order(
-            id=self._new_order_id(),
-            item=p.title,
-            seller=p.seller,
-            price=p.price,
-            status="Processing",
-            address=self._default_address(),
-            placed=self.os.now(),
-        )
-        shop.orders.append(order)
-        self._log_paid(order)
+        placed: list[Order] = []
+        for p, quantity in lines:
+            order = Order(
+                id=self._new_order_id(),
+                item=p.title,
+                seller=p.seller,
+                price=p.price,
+                quantity=quantity,
+                status="Processing",
+                address=self._default_address(),
+                placed=self.os.now(),
+            )
+            shop.orders.append(order)
+            placed.append(order)
+            self._log_paid(order)
+        if self.args.get("cart"):  # what was bought leaves the cart
+            bought = {p.id for p, _ in lines}
+            shop.cart = [i for i in shop.cart if i.product not in bought]
         self.os.clear_focus()
-        self.screens = [("orders", {}), ("order", {"id": order.id})]
+        self.screens = [("orders", {})]
+        if len(placed) == 1:
+            self.screens.append(("order", {"id": placed[0].id}))
+
+    def _toggle_wishlist(self, p: Product) -> None:
+        wishlist = self.os.world.shop.wishlist
+        if p.id in wishlist:
+            wishlist.remove(p.id)
+            self.os.log("wishlist_removed", product=p.id, title=p.title)
+        else:
+            wishlist.append(p.id)
+            self.os.log("wishlist_added", product=p.id, title=p.title, price=p.price)
+
+    def _toggle_sort(self) -> None:
+        self.sort_open = not self.sort_open
+
+    def _sort(self, key: str) -> None:
+        self.sort_open = False
+        self.os.world.shop.wishlist_sort = key
+        self.os.log("wishlist_sorted", order=key)
+
+    def _add_to_cart(self, p: Product) -> None:
+        cart = self.os.world.shop.cart
+        item = next((i for i in cart if i.product == p.id), None)
+        if item is None:
+            item = CartItem(product=p.id, quantity=0)
+            cart.append(item)
+        item.quantity += 1
+        self.os.log("cart_added", product=p.id, title=p.title, price=p.price, quantity=1)
+
+    def _set_quantity(self, p: Product, quantity: int) -> None:
+        for item in self.os.world.shop.cart:
+            if item.product == p.id:
+                item.quantity = max(1, quantity)
+
+    def _remove_from_cart(self, p: Product) -> None:
+        shop = self.os.world.shop
+        shop.cart = [i for i in shop.cart if i.product != p.id]
+        self.os.log("cart_removed", product=p.id, title=p.title)
 
     def _pay(self, o: Order) -> None:
         o.status = "Processing"
@@ -607,6 +839,25 @@ class AliExpress(App):
     def _product(self, product_id: str) -> Product | None:
         return next((p for p in self.os.world.shop.products if p.id == product_id), None)
 
+    def _wishlist(self) -> list[Product]:
+        """The saved products in the chosen order (most recent first by default)."""
+        shop = self.os.world.shop
+        saved = [p for p in (self._product(i) for i in reversed(shop.wishlist)) if p is not None]
+        if shop.wishlist_sort in ("price_asc", "price_desc"):
+            saved.sort(key=lambda p: _amount(p.price), reverse=shop.wishlist_sort == "price_desc")
+        return saved
+
+    def _cart_lines(self) -> list[tuple[Product, int]]:
+        lines = [(self._product(i.product), i.quantity) for i in self.os.world.shop.cart]
+        return [(p, quantity) for p, quantity in lines if p is not None]
+
+    def _checkout_lines(self) -> list[tuple[Product, int]]:
+        """What the checkout buys: the cart, or the one product of a Buy now."""
+        if self.args.get("cart"):
+            return self._cart_lines()
+        p = self._product(str(self.args.get("id", "")))
+        return [(p, 1)] if p is not None else []
+
     def _order(self, order_id: str) -> Order | None:
         return next((o for o in self.os.world.shop.orders if o.id == order_id), None)
 
@@ -619,8 +870,28 @@ class AliExpress(App):
         return str(n)
 
 
-def _bar(title: str, *, on_back: Handler | None = None) -> Node:
-    return top_bar(title, on_back=on_back, bg=WHITE)
+def _bar(title: str, *, on_back: Handler | None = None, actions: list[Node] | None = None) -> Node:
+    return top_bar(title, on_back=on_back, bg=WHITE, actions=actions)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _amount(price: str) -> float:
+    """The number in a price as the shop writes it ("US $23.99", "$1,299.00")."""
+    found = re.search(r"\d[\d,]*(?:\.\d+)?", price)
+    return float(found.group().replace(",", "")) if found else 0.0
+
+
+def _total(lines: list[tuple[Product, int]]) -> str:
+    """What the lines cost together, written with the first price's currency."""
+    if not lines:
+        return ""
+    first = lines[0][0].price
+    found = re.search(r"\d", first)
+    currency = first[: found.start()] if found else ""
+    return f"{currency}{sum(_amount(p.price) * q for p, q in lines):,.2f}"
 
 
 def _card(*children: Node, on_click: Handler | None = None, rid: str = "") -> Node:
