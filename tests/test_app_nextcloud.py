@@ -154,3 +154,119 @@ def test_text_is_not_offered_to_nextcloud() -> None:
     phone.reset(SETUP)
     assert "Nextcloud" not in phone.share_targets(SharePayload(text="hello"))
     assert "Nextcloud" in phone.share_targets(SharePayload(files=("/sdcard/x.pdf",)))
+
+
+def _type(phone: SimPhone, obs: Observation, field: str, value: str) -> Observation:
+    index = find(obs, field, editable=True).index
+    return phone.act(Action(action_type="input_text", index=index, text=value))
+
+
+def _saved(phone: SimPhone) -> list[dict[str, Any]]:
+    return [e.data for e in phone.events.of_kind("file_saved")]
+
+
+def test_new_folder_stays_while_empty_and_deletes() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "New")
+    obs = click_label(phone, obs, "New folder")
+    obs = _type(phone, obs, "Folder name", "Team")  # taken
+    assert find(obs, "A file or folder with this name already exists")
+    assert not find(obs, "Create", class_name="android.widget.Button").enabled
+    for _ in "Team":
+        obs = phone.act(Action(action_type="input_text", text="\b"))
+    obs = phone.act(Action(action_type="input_text", text="2025_Archive"))
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    assert phone.world.cloud.folders == ["/2025_Archive"]
+    assert phone.events.of_kind("folder_created")[-1].data == {
+        "path": "/2025_Archive",
+        "name": "2025_Archive",
+        "cloud": True,
+    }
+    find(obs, "0 files")  # listed while empty
+    obs = click_label(phone, obs, "2025_Archive")
+    find(obs, "No files in here")
+    obs = click_label(phone, obs, "Delete folder")
+    obs = click_label(phone, obs, "Delete", class_name="android.widget.Button")
+    assert phone.world.cloud.folders == []
+    assert phone.events.of_kind("cloud_file_deleted")[-1].data["path"] == "/2025_Archive"
+
+
+def test_new_text_file_is_made_then_saved_with_its_text() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Team")
+    obs = click_label(phone, obs, "New")
+    find(obs, "In Team")
+    obs = click_label(phone, obs, "New text file")
+    obs = _type(phone, obs, "File name", "Notes")  # no extension: Nextcloud Text's .md
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    assert "/Team/Notes.md" in _cloud_paths(phone)
+    assert _saved(phone)[-1] == {
+        "path": "/Team/Notes.md",
+        "name": "Notes.md",
+        "content": "",
+        "created": True,
+        "cloud": True,
+    }
+    obs = _type(phone, obs, "Start typing", "PIN 5522")
+    obs = click_label(phone, obs, "Save")
+    assert _saved(phone)[-1] == {
+        "path": "/Team/Notes.md",
+        "name": "Notes.md",
+        "content": "PIN 5522",
+        "cloud": True,
+    }
+    find(obs, "PIN 5522")  # the file's details, its preview
+    obs = phone.act(Action(action_type="navigate_back"))
+    find(obs, "Notes.md")
+
+
+def test_add_to_favorites_stars_a_folder_and_a_second_tap_removes_it() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "More options for Team")
+    find(obs, "Folder · 2 files")
+    obs = click_label(phone, obs, "Add to favorites")
+    assert phone.world.cloud.favorites == ["/Team"]
+    assert _saved(phone)[-1] == {"path": "/Team", "name": "Team", "favorite": True, "cloud": True}
+    assert find(obs, "Favorite").resource_id == "com.nextcloud.client:id/favorite_action"
+    obs = click_label(phone, obs, "More options for Team")
+    obs = click_label(phone, obs, "Remove from favorites")
+    assert phone.world.cloud.favorites == []
+    assert _saved(phone)[-1]["favorite"] is False
+
+
+def test_move_and_copy_a_file_into_another_folder() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "More options for contract.pdf")
+    obs = click_label(phone, obs, "Add to favorites")
+    obs = click_label(phone, obs, "More options for contract.pdf")
+    obs = click_label(phone, obs, "Move or copy")
+    assert not find(obs, "Move", class_name="android.widget.Button").enabled  # already there
+    obs = click_label(phone, obs, "/Team")
+    obs = click_label(phone, obs, "Move", class_name="android.widget.Button")
+    assert "/Team/contract.pdf" in _cloud_paths(phone)
+    assert "/Documents/contract.pdf" not in _cloud_paths(phone)
+    assert phone.world.cloud.favorites == ["/Team/contract.pdf"]  # the star moves with it
+    assert _saved(phone)[-1] == {
+        "path": "/Team/contract.pdf",
+        "name": "contract.pdf",
+        "old_path": "/Documents/contract.pdf",
+        "moved": True,
+        "cloud": True,
+    }
+    obs = click_label(phone, obs, "Taxes")
+    obs = click_label(phone, obs, "More options for 2025-return.pdf")
+    obs = click_label(phone, obs, "Move or copy")
+    obs = click_label(phone, obs, "/ (Nextcloud)")
+    obs = click_label(phone, obs, "Copy", class_name="android.widget.Button")
+    assert {"/2025-return.pdf", "/Documents/Taxes/2025-return.pdf"} <= _cloud_paths(phone)
+    assert _saved(phone)[-1] == {
+        "path": "/2025-return.pdf",
+        "name": "2025-return.pdf",
+        "old_path": "/Documents/Taxes/2025-return.pdf",
+        "cloud": True,
+    }

@@ -10,6 +10,7 @@ refuses unknown sources unless Settings allows them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -18,6 +19,7 @@ from ..ui import (
     MUTED,
     SURFACE,
     Color,
+    Handler,
     Node,
     Style,
     button,
@@ -197,31 +199,16 @@ class Files(App):
     def screen_new_item(self) -> Node:
         folder, kind = str(self.args["folder"]), str(self.args["kind"])
         name = self._new_item_name(kind)
-        error = ""
-        if "/" in name:
-            error = "A name can't contain “/”"
-        elif name and self._taken(f"{folder}/{name}"):
-            error = "A file or folder with this name already exists"
-        valid = bool(name) and not error
-        create = partial(self._create, folder, kind)
-        field = text_field(
+        return name_dialog(
+            "New folder" if kind == "folder" else "New text file",
+            "Folder name" if kind == "folder" else "File name",
             self.new_name,
             self._set_name,
-            hint="Folder name" if kind == "folder" else "File name",
-            field_name="new_name",
-            rid="name",
-            on_submit=create if valid else None,
+            on_create=partial(self._create, folder, kind),
+            on_cancel=self.pop,
+            error=name_error(name, bool(name) and self._taken(f"{folder}/{name}")),
+            color=BLUE,
         )
-        panel = input_dialog(
-            "New folder" if kind == "folder" else "New text file",
-            field,
-            [
-                button("Cancel", self.pop, filled=False, color=BLUE, rid="cancel"),
-                button("Create", create, color=BLUE, enabled=valid, rid="create"),
-            ],
-            error=error,
-        )
-        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
 
     def screen_edit(self) -> Node:
         entry = self._entry()
@@ -229,18 +216,9 @@ class Files(App):
             return self._gone()
         save = button("Save", partial(self._save_text, entry), filled=False, color=BLUE, width=84)
         save.rid = "save"
-        editor = text_field(
-            self.draft,
-            self._set_draft,
-            hint="Start typing",
-            field_name="file_text",
-            rid="text_editor",
-            multiline=True,
-        )
-        editor.margin = (16, 8, 16, 8)
         return column(
             top_bar(entry.name, on_back=self.pop, actions=[save]),
-            scroll(editor, offset=self.offset(), on_scroll=self.set_offset, rid="editor"),
+            text_editor(self.draft, self._set_draft, self.offset(), self.set_offset),
             style=Style(bg=SURFACE),
         )
 
@@ -460,9 +438,7 @@ class Files(App):
     def _new_item_name(self, kind: str) -> str:
         """The name the dialog would create: a text file without an extension gets ".txt"."""
         name = self.new_name.strip()
-        if kind == "text" and name and "." not in name:
-            name += ".txt"
-        return name
+        return with_extension(name, ".txt") if kind == "text" else name
 
     def _taken(self, path: str) -> bool:
         folder, name = path.rsplit("/", 1)
@@ -472,7 +448,7 @@ class Files(App):
     def _create(self, folder: str, kind: str) -> None:
         name = self._new_item_name(kind)
         path = f"{folder}/{name}"
-        if not name or "/" in name or self._taken(path):
+        if not name or name_error(name, self._taken(path)):
             return
         if kind == "folder":
             self.os.world.folders.append(path)
@@ -525,6 +501,68 @@ class Files(App):
         name, package = apk_identity(entry)
         self.os.log("app_installed", package_name=package, name=name, file=entry.path)
         self.screens[-1] = ("install", {"path": entry.path, "installed": True})
+
+
+def with_extension(name: str, extension: str) -> str:
+    """A new file's name: as typed, or with ``extension`` when it has none (a text file)."""
+    return f"{name}{extension}" if name and "." not in name else name
+
+
+def name_error(name: str, taken: bool) -> str:
+    """Why a new file's or folder's name cannot be used ("" when it can, or is empty)."""
+    if "/" in name:
+        return "A name can't contain “/”"
+    return "A file or folder with this name already exists" if taken else ""
+
+
+def name_dialog(
+    title: str,
+    hint: str,
+    value: str,
+    on_text: Callable[[str], None],
+    *,
+    on_create: Handler,
+    on_cancel: Handler,
+    error: str,
+    color: Color,
+) -> Node:
+    """A "New folder" / "New text file" dialog over a scrim: the name field, why the name
+    cannot be used (if it cannot), Cancel and Create (Files, Nextcloud and PhotoNote)."""
+    valid = bool(value.strip()) and not error
+    field = text_field(
+        value,
+        on_text,
+        hint=hint,
+        field_name="new_name",
+        rid="name",
+        on_submit=on_create if valid else None,
+    )
+    panel = input_dialog(
+        title,
+        field,
+        [
+            button("Cancel", on_cancel, filled=False, color=color, rid="cancel"),
+            button("Create", on_create, color=color, enabled=valid, rid="create"),
+        ],
+        error=error,
+    )
+    return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
+
+
+def text_editor(
+    draft: str, on_text: Callable[[str], None], offset: float, on_scroll: Callable[[float], None]
+) -> Node:
+    """A plain text editor's page: one multiline field over the screen (Files, Nextcloud)."""
+    editor = text_field(
+        draft,
+        on_text,
+        hint="Start typing",
+        field_name="file_text",
+        rid="text_editor",
+        multiline=True,
+    )
+    editor.margin = (16, 8, 16, 8)
+    return scroll(editor, offset=offset, on_scroll=on_scroll, rid="editor")
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,13 +1,17 @@
-"""Nextcloud: browse the cloud by folder, upload phone files, share links, delete.
+"""Nextcloud: browse the cloud by folder, upload phone files, share links, delete; make
+folders and text files, star items, move or copy files.
 
-The cloud has no folder records: a folder exists while some file lies under it, as in a
-path-keyed object store. Public links are derived from the file's path, so the same case
-always yields the same URL.
+A folder exists while some file lies under it, as in a path-keyed object store, and a folder
+made in the app (``cloud.folders``) also while it is empty. Starred items are
+``cloud.favorites``. Each row's overflow menu opens the item's actions sheet, as the real
+client's does. Public links are derived from the file's path, so the same case always yields
+the same URL.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -19,9 +23,11 @@ from ..ui import (
     Handler,
     Node,
     Style,
+    bottom_sheet,
     button,
     card,
     column,
+    icon_button,
     image,
     list_row,
     row,
@@ -32,11 +38,14 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
+from .files import name_dialog, name_error, text_editor, with_extension
+from .gallery import SCRIM_BG
 
 BRAND: Color = (0, 130, 201)
 WHITE: Color = (255, 255, 255)
 PAGE: Color = (255, 255, 255)
 DANGER: Color = (179, 38, 30)
+STAR: Color = (255, 160, 0)
 ROOT = "/"
 
 
@@ -70,6 +79,9 @@ class Nextcloud(App):
         self.incoming: tuple[str, ...] = ()  # files another app shared, awaiting upload
         self.destination = ROOT  # the folder chosen for shared files
         self.invitee = ""  # the "share with user" field
+        self.new_name = ""  # the name field of a new folder or text file
+        self.draft = ""  # the text editor's content
+        self.target = ROOT  # the folder chosen on the Move or copy screen
 
     def receive_share(self, payload: SharePayload) -> None:
         # Like the real client: an upload screen asks where the shared files should go.
@@ -84,23 +96,29 @@ class Nextcloud(App):
         folder = str(self.args.get("folder", ROOT))
         subfolders, files = self._listing(folder)
         rows: list[Node] = [
-            list_row(
-                folder_name(sub),
-                _items(self._count(sub)),
-                leading=image("F", size=40, color=(0, 130, 201)),
-                rid="folder_row",
-                on_click=partial(self.push, "main", folder=sub),
+            self._with_menu(
+                list_row(
+                    folder_name(sub),
+                    _items(self._count(sub)),
+                    leading=image("F", size=40, color=(0, 130, 201)),
+                    rid="folder_row",
+                    on_click=partial(self.push, "main", folder=sub),
+                ),
+                sub,
             )
             for sub in subfolders
         ]
         rows += [
-            list_row(
-                f.name,
-                f"{_size(_bytes(f))} · {_date(f.modified)}"
-                + (" · Shared" if f.share_link or f.shared_with else ""),
-                leading=image(_kind_glyph(f.name), size=40, color=(120, 144, 156)),
-                rid="file_row",
-                on_click=partial(self._open_file, f.path),
+            self._with_menu(
+                list_row(
+                    f.name,
+                    f"{_size(_bytes(f))} · {_date(f.modified)}"
+                    + (" · Shared" if f.share_link or f.shared_with else ""),
+                    leading=image(_kind_glyph(f.name), size=40, color=(120, 144, 156)),
+                    rid="file_row",
+                    on_click=partial(self._open_file, f.path),
+                ),
+                f.path,
             )
             for f in files
         ]
@@ -135,6 +153,15 @@ class Nextcloud(App):
             row(
                 spacer(0),
                 button(
+                    "New",
+                    partial(self.push, "new", folder=folder),
+                    filled=False,
+                    color=BRAND,
+                    rid="fab_new",
+                    desc="New",
+                    width=110,
+                ),
+                button(
                     "Upload",
                     partial(self._start_upload, folder),
                     color=BRAND,
@@ -143,6 +170,109 @@ class Nextcloud(App):
                     width=130,
                 ),
                 pad=(16, 8, 16, 16),
+            ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_actions(self) -> Node:
+        """An item's actions sheet, from its row's overflow menu."""
+        path = str(self.args["path"])
+        f = self._file(path)
+        if f is None and path not in self._all_folders():
+            return _missing(self.pop)
+        starred = path in self.os.world.cloud.favorites
+        items: list[tuple[str, Handler]] = [
+            (
+                "Remove from favorites" if starred else "Add to favorites",
+                partial(self._toggle_favorite, path),
+            )
+        ]
+        if f is not None:
+            items += [
+                ("Details", partial(self._details, path)),
+                ("Move or copy", partial(self._start_move, path)),
+                ("Share", partial(self._replace, "share", path=path)),
+                ("Delete", partial(self._replace, "delete", path=path)),
+            ]
+            about = f"{_size(_bytes(f))} · {_date(f.modified)}"
+        else:
+            items.append(("Delete", partial(self._replace, "delete", path=path, folder=True)))
+            about = f"Folder · {_items(self._count(path))}"
+        rows = [
+            text(label, size=17, pad=(0, 12, 0, 12), rid="menu_item", on_click=handler)
+            for label, handler in items
+        ]
+        sheet = bottom_sheet(f.name if f is not None else folder_name(path), about, rows)
+        return column(spacer(), sheet, style=Style(bg=SCRIM_BG))
+
+    def screen_new(self) -> Node:
+        """The "New" sheet: a folder or a text file in the current folder."""
+        folder = str(self.args["folder"])
+        rows = [
+            text(label, size=17, pad=(0, 12, 0, 12), rid="menu_item", on_click=handler)
+            for label, handler in (
+                ("New folder", partial(self._start_new, folder, "folder")),
+                ("New text file", partial(self._start_new, folder, "text")),
+            )
+        ]
+        sheet = bottom_sheet("Create new", f"In {folder_name(folder)}", rows)
+        return column(spacer(), sheet, style=Style(bg=SCRIM_BG))
+
+    def screen_new_item(self) -> Node:
+        folder, kind = str(self.args["folder"]), str(self.args["kind"])
+        name = self._new_item_name(kind)
+        return name_dialog(
+            "New folder" if kind == "folder" else "New text file",
+            "Folder name" if kind == "folder" else "File name",
+            self.new_name,
+            self._set_new_name,
+            on_create=partial(self._create, folder, kind),
+            on_cancel=self.pop,
+            error=name_error(name, bool(name) and self._taken(join(folder, name))),
+            color=BRAND,
+        )
+
+    def screen_edit(self) -> Node:
+        f = self._file(str(self.args["path"]))
+        if f is None:
+            return _missing(self.pop)
+        save = button("Save", partial(self._save_text, f), filled=False, color=WHITE, width=84)
+        save.rid = "save"
+        return column(
+            top_bar(f.name, on_back=self.pop, actions=[save], bg=BRAND, fg=WHITE),
+            text_editor(self.draft, self._set_draft, self.offset(), self.set_offset),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_move(self) -> Node:
+        """Move or copy a file: pick the target folder, then Move or Copy."""
+        f = self._file(str(self.args["path"]))
+        if f is None:
+            return _missing(self.pop)
+        same = self.target == f.folder
+        return column(
+            _bar(f"Move or copy {f.name}", on_back=self.pop),
+            scroll(
+                text("Choose the target folder", size=14, fg=MUTED, pad=(16, 8, 16, 4)),
+                *self._folder_choices(self.target, self._set_target),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="folder_picker",
+            ),
+            row(
+                button(
+                    "Copy",
+                    partial(self._move, f, False),
+                    filled=False,
+                    color=BRAND,
+                    rid="copy",
+                    enabled=not same,
+                ),
+                button(
+                    "Move", partial(self._move, f, True), color=BRAND, rid="move", enabled=not same
+                ),
+                pad=(16, 8, 16, 16),
+                gap=10,
             ),
             style=Style(bg=PAGE),
         )
@@ -258,7 +388,7 @@ class Nextcloud(App):
         path = str(self.args["path"])
         is_folder = bool(self.args.get("folder"))
         count = self._count(path) if is_folder else 1
-        if count == 0:
+        if is_folder and path not in self._all_folders():
             return _missing(self.pop)
         what = (
             f"The folder {folder_name(path)} and the {_items(count)} in it"
@@ -317,19 +447,7 @@ class Nextcloud(App):
 
     def screen_receive(self) -> Node:
         names = [p.rsplit("/", 1)[-1] for p in self.incoming]
-        folders = [ROOT, *self._all_folders()]
-        choices = [
-            row(
-                _checkbox(folder == self.destination, partial(self._set_destination, folder)),
-                text(folder if folder != ROOT else "/ (Nextcloud)", size=16),
-                clickable=True,
-                on_click=partial(self._set_destination, folder),
-                rid="destination",
-                pad=(16, 10, 16, 10),
-                gap=14,
-            )
-            for folder in folders
-        ]
+        choices = self._folder_choices(self.destination, self._set_destination)
         return column(
             _bar("Upload to Nextcloud", on_back=self._leave_receive),
             scroll(
@@ -361,6 +479,40 @@ class Nextcloud(App):
 
     # ----- pieces -----------------------------------------------------------------------
 
+    def _with_menu(self, item: Node, path: str) -> Node:
+        """A list row with its star (when starred) and its overflow button."""
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if path in self.os.world.cloud.favorites:
+            star = Node(
+                cls="android.widget.ImageView",
+                desc="Favorite",
+                rid="favorite_action",
+                width=24,
+                height=24,
+                margin=(0, 12, 0, 12),
+                style=Style(icon="star", fg=STAR, size=20, align="center"),
+            )
+            item.children.append(star)
+        more = icon_button("more", f"More options for {name}", partial(self._actions, path))
+        more.rid = "overflow_menu"
+        item.children.append(more)
+        return item
+
+    def _folder_choices(self, chosen: str, on_pick: Callable[[str], None]) -> list[Node]:
+        """Every folder as a choice, the chosen one ticked (upload destination, move target)."""
+        return [
+            row(
+                _checkbox(folder == chosen, partial(on_pick, folder)),
+                text(folder if folder != ROOT else "/ (Nextcloud)", size=16),
+                clickable=True,
+                on_click=partial(on_pick, folder),
+                rid="destination",
+                pad=(16, 10, 16, 10),
+                gap=14,
+            )
+            for folder in [ROOT, *self._all_folders()]
+        ]
+
     def _pick_row(self, f: FileEntry) -> Node:
         ticked = f.path in self.picked
         toggle = partial(self._toggle_pick, f.path)
@@ -375,6 +527,97 @@ class Nextcloud(App):
         return item
 
     # ----- handlers ---------------------------------------------------------------------
+
+    def _actions(self, path: str) -> None:
+        self.push("actions", path=path)
+
+    def _replace(self, screen: str, **args: Any) -> None:
+        """Leave the actions sheet for the screen its item opens."""
+        self.os.clear_focus()
+        self.screens[-1] = (screen, args)
+
+    def _details(self, path: str) -> None:
+        self.pop()
+        self._open_file(path)
+
+    def _toggle_favorite(self, path: str) -> None:
+        favorites = self.os.world.cloud.favorites
+        starred = path not in favorites
+        if starred:
+            favorites.append(path)
+        else:
+            favorites.remove(path)
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        self.os.log("file_saved", path=path, name=name, favorite=starred, cloud=True)
+        self.pop()
+
+    def _start_new(self, folder: str, kind: str) -> None:
+        self.new_name = ""
+        self._replace("new_item", folder=folder, kind=kind)
+
+    def _set_new_name(self, value: str) -> None:
+        self.new_name = value
+
+    def _new_item_name(self, kind: str) -> str:
+        """The name the dialog would create: a text file without an extension gets ".md",
+        as Nextcloud Text names its files."""
+        name = self.new_name.strip()
+        return with_extension(name, ".md") if kind == "text" else name
+
+    def _taken(self, path: str) -> bool:
+        return self._file(path) is not None or path in self._all_folders()
+
+    def _create(self, folder: str, kind: str) -> None:
+        name = self._new_item_name(kind)
+        path = join(folder, name)
+        if not name or name_error(name, self._taken(path)):
+            return
+        cloud = self.os.world.cloud
+        if kind == "folder":
+            cloud.folders.append(path)
+            self.os.log("folder_created", path=path, name=name, cloud=True)
+            self.pop()  # back to the listing, which shows the new folder
+            return
+        # Nextcloud Text makes the file on the server, then opens it in its editor.
+        cloud.files.append(CloudFile(path=path, modified=self.os.now()))
+        self.os.log("file_saved", path=path, name=name, content="", created=True, cloud=True)
+        self.draft = ""
+        self._replace("edit", path=path)
+
+    def _set_draft(self, value: str) -> None:
+        self.draft = value
+
+    def _save_text(self, f: CloudFile) -> None:
+        f.content = self.draft
+        f.size = 0  # sized by its content again
+        f.modified = self.os.now()
+        self.os.log("file_saved", path=f.path, name=f.name, content=f.content, cloud=True)
+        self._replace("file", path=f.path)  # the editor closes onto the file's details
+
+    def _start_move(self, path: str) -> None:
+        f = self._file(path)
+        self.target = f.folder if f is not None else ROOT
+        self._replace("move", path=path)
+
+    def _set_target(self, folder: str) -> None:
+        self.target = folder
+
+    def _move(self, f: CloudFile, moving: bool) -> None:
+        cloud = self.os.world.cloud
+        old, path = f.path, join(self.target, f.name)
+        cloud.files = [c for c in cloud.files if c.path != path]  # the client's "overwrite"
+        if moving:
+            f.path = path
+            if old in cloud.favorites:
+                cloud.favorites[cloud.favorites.index(old)] = path
+            self.os.log("file_saved", path=path, name=f.name, old_path=old, moved=True, cloud=True)
+        else:
+            copy = f.model_copy(
+                deep=True, update={"path": path, "share_link": "", "shared_with": []}
+            )
+            cloud.files.append(copy)
+            self.os.log("file_saved", path=path, name=f.name, old_path=old, cloud=True)
+        self.pop()
 
     def _open_file(self, path: str) -> None:
         f = self._file(path)
@@ -452,11 +695,16 @@ class Nextcloud(App):
 
     def _delete(self, path: str, is_folder: bool) -> None:
         cloud = self.os.world.cloud
+        inside = path.rstrip("/") + "/"
         if is_folder:
-            gone = [f.path for f in cloud.files if f.path.startswith(path.rstrip("/") + "/")]
+            gone = [f.path for f in cloud.files if f.path.startswith(inside)]
+            cloud.folders = [d for d in cloud.folders if d != path and not d.startswith(inside)]
         else:
             gone = [path]
         cloud.files = [f for f in cloud.files if f.path not in gone]
+        cloud.favorites = [
+            p for p in cloud.favorites if p != path and p not in gone and not p.startswith(inside)
+        ]
         self.os.log("cloud_file_deleted", path=path, folder=is_folder, files=gone)
         # Leave the deleted item: its detail screen, or the folder's own listing.
         self.os.clear_focus()
@@ -470,8 +718,9 @@ class Nextcloud(App):
 
     def _all_folders(self) -> list[str]:
         found: set[str] = set()
-        for f in self.os.world.cloud.files:
-            parts = [p for p in f.path.split("/")[:-1] if p]
+        cloud = self.os.world.cloud
+        for path in [f.path for f in cloud.files] + [f"{d}/" for d in cloud.folders]:
+            parts = [p for p in path.split("/")[:-1] if p]
             for i in range(1, len(parts) + 1):
                 found.add("/" + "/".join(parts[:i]))
         return sorted(found, key=str.lower)
@@ -490,7 +739,7 @@ class Nextcloud(App):
 
     def _gone(self, screen: tuple[str, dict[str, Any]], path: str, is_folder: bool) -> bool:
         name, args = screen
-        if name == "delete":
+        if name in ("delete", "actions"):
             return True
         where = str(args.get("path") or args.get("folder") or "")
         if is_folder:
