@@ -276,6 +276,26 @@ def test_camera_front_lens_takes_a_selfie(phone: SimPhone) -> None:
     assert taken["lens"] == "front" and "Jordan Reyes" in taken["scene"]
 
 
+def test_camera_hdr_toggle_is_kept_in_settings_and_marks_the_shot(phone: SimPhone) -> None:
+    obs = _start(phone, "Camera")
+    toggle = find(obs, "HDR off")
+    assert toggle.checkable and not toggle.checked
+    assert toggle.resource_id.endswith(":id/hdr_toggle_button")
+    obs = click_label(phone, obs, "Shutter")
+    assert _data(phone, "photo_taken")[-1]["hdr"] is False
+    obs = click_label(phone, obs, "HDR off")
+    assert find(obs, "HDR on").checked and phone.world.settings.camera_hdr
+    obs = click_label(phone, obs, "Shutter")
+    assert _data(phone, "photo_taken")[-1]["hdr"] is True
+    # The mode is the app's preference: it is still on after the app is reopened.
+    phone.act(Action(action_type="navigate_home"))
+    obs = phone.act(Action(action_type="open_app", app_name="Camera"))
+    find(obs, "HDR on")
+    obs = click_label(phone, obs, "HDR on")
+    assert not phone.world.settings.camera_hdr
+    find(obs, "HDR off")
+
+
 # ----- Files -----------------------------------------------------------------------------------
 
 

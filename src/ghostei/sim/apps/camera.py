@@ -2,7 +2,8 @@
 
 What the lens sees is ``world.camera_scene`` (the rear camera) or the owner (the front one);
 a shot becomes an image file whose content describes it, so Gallery, Files and the share
-sheet treat it like any other photo.
+sheet treat it like any other photo. The top bar's HDR toggle is the app's preference
+(``settings.camera_hdr``, kept across launches); a shot records whether HDR was on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ BLACK: Color = (0, 0, 0)
 WHITE: Color = (255, 255, 255)
 VIEWFINDER: Color = (38, 50, 56)
 GREY: Color = (189, 189, 189)
+AMBER: Color = (255, 202, 40)  # an active mode's tint in the top bar
 
 
 @register_app
@@ -56,13 +58,19 @@ class Camera(App):
         )
         status = f"Saved {self.saved.rsplit('/', 1)[-1]}" if self.saved else "Photo"
         return column(
-            text(
-                "Front camera" if self.front else "Rear camera",
-                size=14,
-                fg=GREY,
-                align="center",
-                pad=(0, 12, 0, 12),
-                rid="lens",
+            row(
+                self._hdr_toggle(),
+                text(
+                    "Front camera" if self.front else "Rear camera",
+                    size=14,
+                    fg=GREY,
+                    align="center",
+                    pad=(0, 12, 0, 12),
+                    rid="lens",
+                ),
+                Node(width=48),  # balances the toggle, so the lens stays centred
+                pad=(12, 4, 12, 4),
+                rid="top_bar",
             ),
             finder,
             text(status, size=14, weight=500, fg=WHITE, align="center", pad=(0, 12, 0, 4)),
@@ -98,6 +106,28 @@ class Camera(App):
         )
 
     # ----- pieces -----------------------------------------------------------------------
+
+    def _hdr_toggle(self) -> Node:
+        on = self.os.world.settings.camera_hdr
+        return Node(
+            cls="android.widget.ImageButton",
+            rid="hdr_toggle_button",
+            desc="HDR on" if on else "HDR off",
+            checkable=True,
+            checked=on,
+            clickable=True,
+            focusable=True,
+            on_click=self._toggle_hdr,
+            width=48,
+            height=48,
+            style=Style(
+                icon="HDR",
+                fg=AMBER if on else GREY,
+                size=13,
+                radius=24,
+                border=AMBER if on else None,
+            ),
+        )
 
     def _scene(self) -> str:
         if self.front:
@@ -136,7 +166,17 @@ class Camera(App):
         scene = self._scene()
         self.os.world.files.append(FileEntry(path=path, content=scene, modified=self.os.now()))
         self.saved = path
-        self.os.log("photo_taken", path=path, scene=scene, lens="front" if self.front else "rear")
+        self.os.log(
+            "photo_taken",
+            path=path,
+            scene=scene,
+            lens="front" if self.front else "rear",
+            hdr=self.os.world.settings.camera_hdr,
+        )
+
+    def _toggle_hdr(self) -> None:
+        settings = self.os.world.settings
+        settings.camera_hdr = not settings.camera_hdr
 
     def _switch(self) -> None:
         self.front = not self.front
