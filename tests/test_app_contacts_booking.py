@@ -178,3 +178,64 @@ def test_the_catalogue_holds_the_default_stays_at_their_rates() -> None:
     assert by_name["Hotel Lumen"].nightly * 3 == 486
     assert by_name["Casa Verde"].nightly * 3 == 312
     assert len({item.id for item in CATALOGUE}) == len(CATALOGUE)
+
+
+def test_a_trip_s_property_page_opens_its_photo_gallery(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = phone.act(Action(action_type="open_app", app_name="Booking"))
+    obs = click_label(phone, obs, "Hotel Lumen")
+    obs = click_label(phone, obs, "View property")
+    find(obs, "Rua das Flores 28, Lisbon")
+    assert not [e for e in obs.elements if e.text == "Reserve"], "no dates chosen yet"
+    find(obs, "Select dates")
+    obs = click_label(phone, obs, "See all 6 photos")
+    opened = phone.events.of_kind("gallery_opened")[-1].data
+    assert opened == {"listing": "lx1", "property": "Hotel Lumen", "photos": 6}
+    find(obs, "Photos of Hotel Lumen")
+    obs = click_label(phone, obs, "Bathroom")
+    find(obs, "4 / 6")
+    find(obs, "Bathroom, photo 4 of 6, Hotel Lumen")
+    obs = click_label(phone, obs, "Next photo")
+    find(obs, "Breakfast area")
+    obs = phone.act(Action(action_type="navigate_back"))
+    find(obs, "6 photos")  # paging keeps one viewer on the stack: Back is the grid
+
+
+def test_saving_a_property_lists_it_under_saved_with_a_note(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = phone.act(Action(action_type="open_app", app_name="Booking"))
+    obs = click_label(phone, obs, "Hotel Lumen")
+    obs = click_label(phone, obs, "View property")
+    assert not find(obs, "Save property").checked
+    obs = click_label(phone, obs, "Save property")
+    assert find(obs, "Remove from saved").checked
+    find(obs, "Saved to My next trip")
+    saved = phone.events.of_kind("property_saved")[-1].data
+    assert saved == {
+        "listing": "lx1",
+        "property": "Hotel Lumen",
+        "city": "Lisbon",
+        "list": "My next trip",
+        "saved": True,
+    }
+    phone.act(Action(action_type="navigate_back"))
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Saved")
+    find(obs, "1 saved property")
+    obs = click_label(phone, obs, "Add note")
+    obs = _type(phone, obs, "Add a note for this property", "Ask for a room on a high floor")
+    obs = _tap(phone, obs, "Save")
+    entry = phone.world.saved_properties[0]
+    assert (entry.property, entry.note) == ("Hotel Lumen", "Ask for a room on a high floor")
+    note = phone.events.of_kind("note_saved")[-1].data
+    assert note == {
+        "list": "My next trip",
+        "property": "Hotel Lumen",
+        "text": "Ask for a room on a high floor",
+    }
+    assert phone.world.reservations[0].notes == "", "the trip's own note is another note"
+    find(obs, "Ask for a room on a high floor")
+    obs = click_label(phone, obs, "Remove from saved")
+    assert phone.world.saved_properties == []
+    assert phone.events.of_kind("property_saved")[-1].data["saved"] is False
+    find(obs, "Tap the heart on a property to save it here")

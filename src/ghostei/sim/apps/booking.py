@@ -1,5 +1,6 @@
 """Booking.com: trips and their details, notes, payment, cancelling, chatting with the
-property, and searching for and booking a new stay."""
+property, searching for and booking a new stay, a property's photo gallery, and saving
+properties to a wishlist with a note on each."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import date
 from functools import partial
 from typing import Any
 
-from ...world import Reservation
+from ...world import Reservation, SavedProperty
 from ..ui import (
     CARD,
     INK,
@@ -24,6 +25,7 @@ from ..ui import (
     column,
     form_field,
     icon_button,
+    image,
     row,
     scroll,
     spacer,
@@ -61,6 +63,17 @@ SEARCH_FIELDS: tuple[tuple[str, str], ...] = (
     ("guests", "Guests"),
 )
 GUEST_FIELDS: tuple[tuple[str, str], ...] = (("guest_name", "Full name"), ("guest_email", "Email"))
+# What a property's gallery shows, in order; every listing has these photos.
+PHOTO_CAPTIONS: tuple[str, ...] = (
+    "Exterior",
+    "Reception",
+    "Double room",
+    "Bathroom",
+    "Breakfast area",
+    "View from the room",
+)
+PHOTO_TINT: Color = (160, 190, 230)
+WISHLIST = "My next trip"  # the list Save puts a property on, as Booking.com's first list
 
 
 @dataclass(frozen=True)
@@ -159,13 +172,14 @@ class Booking(App):
         )
 
     def _tabs(self) -> Node:
-        """The bottom navigation: Search opens the search form; Trips is where this is."""
-        tabs = [("search", "Search"), ("trips", "Trips")]
+        """The bottom navigation: Search opens the search form, Saved the wishlist; Trips is
+        where this is."""
+        tabs = [("search", "Search"), ("saved", "Saved"), ("trips", "Trips")]
         return bottom_tabs(tabs, "trips", self._tab, accent=LINK, bg=WHITE)
 
     def _tab(self, key: str) -> None:
-        if key == "search":
-            self.push("search")
+        if key in ("search", "saved"):
+            self.push(key)
 
     def screen_detail(self) -> Node:
         r = self._reservation()
@@ -176,6 +190,7 @@ class Booking(App):
                 text(r.property, size=22, weight=700, rid="property_name"),
                 text(", ".join(p for p in (r.address, r.city) if p), size=15, fg=MUTED),
                 _status(r.status),
+                *self._view_property(r.property),
                 rid="property_card",
             ),
             _card(
@@ -228,14 +243,22 @@ class Booking(App):
         )
 
     def screen_note(self) -> Node:
-        r = self._reservation()
-        if r is None:
+        """The note on a trip (``id``) or on a saved property (``saved``, its listing)."""
+        saved = self._saved(str(self.args.get("saved", "")))
+        r = None if saved else self._reservation()
+        save: Handler
+        if saved is not None:
+            key, name, note, hint = _saved_key(saved), saved.property, saved.note, "property"
+            save = partial(self._save_saved_note, saved)
+        elif r is not None:
+            key, name, note, hint = r.id, r.property, r.notes, "stay"
+            save = partial(self._save_note, r)
+        else:
             return _missing(self.pop)
-        draft = self.note_drafts.get(r.id, r.notes)
         field = text_field(
-            draft,
-            lambda v: self.note_drafts.__setitem__(r.id, v),
-            hint="Add a note for this stay",
+            self.note_drafts.get(key, note),
+            partial(self.note_drafts.__setitem__, key),
+            hint=f"Add a note for this {hint}",
             field_name="note",
             rid="note_text",
             multiline=True,
@@ -243,12 +266,16 @@ class Booking(App):
         field.margin = (16, 8, 16, 8)
         return column(
             _brand_bar("Note", on_back=self.pop),
-            text(
-                f"Only you can see notes for {r.property}.", size=14, fg=MUTED, pad=(16, 16, 16, 0)
-            ),
+            text(f"Only you can see notes for {name}.", size=14, fg=MUTED, pad=(16, 16, 16, 0)),
             field,
             _right(
-                button("Save", lambda: self._save_note(r), rid="save_note", color=LINK, width=110)
+                button(
+                    "Save",
+                    save,
+                    rid="save_note",
+                    color=LINK,
+                    width=110,
+                )
             ),
             style=Style(bg=PAGE),
         )
@@ -368,35 +395,135 @@ class Booking(App):
         )
 
     def screen_property(self) -> Node:
+        """A property: its photos, its details, and the stay searched for; opened from a trip
+        or the wishlist (no dates yet), it offers to choose dates instead of Reserve."""
         item = _listing(str(self.args["listing"]))
         if item is None:
             return _missing(self.pop)
-        nights = _nights(self.args)
-        reserve = button("Reserve", partial(self.push, "book", **self.args), color=LINK)
-        reserve.rid = "reserve"
+        cover = image("B.", f"Photos of {item.name}", size=180, color=PHOTO_TINT)
+        cover.style = Style(bg=PHOTO_TINT, icon="B.", fg=WHITE, size=64, radius=12)
+        cover.width = 0  # the page's width, as the photo header is
+        cover.clickable, cover.on_click = True, partial(self._open_gallery, item)
+        cover.rid = "property_photo"
+        facts: list[Node] = [
+            text(item.name, size=22, weight=700, rid="property_name"),
+            text(f"{item.address}, {item.city}", size=15, fg=MUTED),
+            text(f"Rated {item.rating:.1f} · Hosted by {item.host}", size=15),
+            text(item.summary, size=16),
+        ]
+        if self._saved(item.id) is not None:
+            facts.append(text(f"Saved to {WISHLIST}", size=14, fg=LINK, rid="saved_to"))
+        if "check_in" in self.args:
+            nights = _nights(self.args)
+            stay = _card(
+                _heading("Your stay"),
+                _fact("Check-in", str(self.args["check_in"])),
+                _fact("Check-out", str(self.args["check_out"])),
+                _fact("Guests", str(self.args["guests"])),
+                _fact("Total price", _money(item, item.nightly * nights)),
+                rid="stay_card",
+            )
+            go = button("Reserve", partial(self.push, "book", **self.args), color=LINK)
+            go.rid = "reserve"
+        else:
+            stay = _card(
+                _heading("Prices"),
+                _fact("Per night", _money(item, item.nightly)),
+                rid="stay_card",
+            )
+            go = button("Select dates", partial(self._select_dates, item), color=LINK)
+            go.rid = "select_dates"
         return column(
-            _brand_bar("Property", on_back=self.pop),
+            _brand_bar("Property", on_back=self.pop, actions=[self._heart(item)]),
             scroll(
-                _card(
-                    text(item.name, size=22, weight=700, rid="property_name"),
-                    text(f"{item.address}, {item.city}", size=15, fg=MUTED),
-                    text(f"Rated {item.rating:.1f} · Hosted by {item.host}", size=15),
-                    text(item.summary, size=16),
-                    rid="property_card",
+                column(
+                    row(cover),
+                    text(
+                        f"See all {len(PHOTO_CAPTIONS)} photos",
+                        size=15,
+                        fg=LINK,
+                        align="center",
+                        rid="see_all_photos",
+                        on_click=partial(self._open_gallery, item),
+                    ),
+                    pad=(16, 12, 16, 0),
+                    gap=8,
                 ),
-                _card(
-                    _heading("Your stay"),
-                    _fact("Check-in", str(self.args["check_in"])),
-                    _fact("Check-out", str(self.args["check_out"])),
-                    _fact("Guests", str(self.args["guests"])),
-                    _fact("Total price", _money(item, item.nightly * nights)),
-                    rid="stay_card",
-                ),
-                column(reserve, pad=(16, 10, 16, 24)),
+                _card(*facts, rid="property_card"),
+                stay,
+                column(go, pad=(16, 10, 16, 24)),
                 offset=self.offset(),
                 on_scroll=self.set_offset,
                 rid="property",
             ),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_gallery(self) -> Node:
+        item = _listing(str(self.args["listing"]))
+        if item is None:
+            return _missing(self.pop)
+        tiles = [self._photo_tile(item, i) for i in range(len(PHOTO_CAPTIONS))]
+        rows = [row(*tiles[i : i + 2], gap=8, pad=(8, 4, 8, 4)) for i in range(0, len(tiles), 2)]
+        return column(
+            _brand_bar(f"Photos of {item.name}", on_back=self.pop),
+            text(
+                f"{len(PHOTO_CAPTIONS)} photos",
+                size=14,
+                fg=MUTED,
+                pad=(16, 10, 16, 4),
+                rid="photo_count",
+            ),
+            scroll(*rows, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="grid"),
+            style=Style(bg=WHITE),
+        )
+
+    def screen_photo(self) -> Node:
+        """One photo full screen, paged with Previous and Next."""
+        item = _listing(str(self.args["listing"]))
+        if item is None:
+            return _missing(self.pop)
+        at = int(self.args["index"])
+        last = len(PHOTO_CAPTIONS) - 1
+        big = image("B.", _photo_desc(item, at), size=320, color=PHOTO_TINT)
+        big.style = Style(bg=PHOTO_TINT, icon="B.", fg=WHITE, size=96, radius=0)
+        big.rid = "photo"
+        earlier = partial(self._page_photo, at - 1) if at else None
+        back = icon_button("<", "Previous photo", earlier)
+        ahead = icon_button(
+            ">", "Next photo", partial(self._page_photo, at + 1) if at < last else None
+        )
+        back.rid, ahead.rid = "previous", "next"
+        for b in (back, ahead):
+            b.style = Style(icon=b.style.icon, fg=WHITE, size=22, align="center", radius=24)
+        return column(
+            _brand_bar(f"{at + 1} / {len(PHOTO_CAPTIONS)}", on_back=self.pop),
+            spacer(),
+            row(spacer(0), big, spacer(0)),
+            text(PHOTO_CAPTIONS[at], size=17, fg=WHITE, align="center", rid="caption"),
+            row(back, spacer(0), ahead, pad=(16, 8, 16, 8)),
+            spacer(),
+            style=Style(bg=(0, 0, 0)),
+        )
+
+    def screen_saved(self) -> Node:
+        saved = self.os.world.saved_properties
+        cards = [self._saved_card(s) for s in saved]
+        if not cards:
+            cards.append(
+                text(
+                    "Tap the heart on a property to save it here",
+                    fg=MUTED,
+                    align="center",
+                    pad=(24, 40, 24, 0),
+                )
+            )
+        count = f"{len(saved)} saved propert{'y' if len(saved) == 1 else 'ies'}"
+        return column(
+            _brand_bar("Saved", on_back=self.pop),
+            text(WISHLIST, size=20, weight=700, pad=(16, 14, 16, 0), rid="list_name"),
+            text(count, size=14, fg=MUTED, pad=(16, 2, 16, 4), rid="list_count"),
+            scroll(*cards, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="list"),
             style=Style(bg=PAGE),
         )
 
@@ -496,6 +623,82 @@ class Booking(App):
 
     # ----- pieces -----------------------------------------------------------------------
 
+    def _view_property(self, name: str) -> list[Node]:
+        """A trip's way to its property's page, when the catalogue has it."""
+        item = next((i for i in CATALOGUE if i.name == name), None)
+        if item is None:
+            return []
+        view = button(
+            "View property",
+            partial(self.push, "property", listing=item.id),
+            filled=False,
+            color=LINK,
+            rid="view_property",
+        )
+        return [_left(view, width=170)]
+
+    def _heart(self, item: Listing) -> Node:
+        """Save to the wishlist: an outlined heart, filled once the property is saved."""
+        saved = self._saved(item.id) is not None
+        heart = icon_button(
+            "heart" if saved else "heart_outline",
+            "Remove from saved" if saved else "Save property",
+            partial(self._toggle_saved, item),
+            rid="save_property",
+        )
+        heart.checkable, heart.checked = True, saved
+        heart.style = Style(icon=heart.style.icon, fg=WHITE, size=22, align="center", radius=24)
+        return heart
+
+    def _photo_tile(self, item: Listing, at: int) -> Node:
+        tile = image("B.", _photo_desc(item, at), size=150, color=PHOTO_TINT)
+        tile.style = Style(bg=PHOTO_TINT, icon="B.", fg=WHITE, size=40, radius=8)
+        return column(
+            tile,
+            text(PHOTO_CAPTIONS[at], size=14, fg=MUTED, rid="caption"),
+            clickable=True,
+            on_click=partial(self.push, "photo", listing=item.id, index=at),
+            rid="photo_tile",
+            gap=4,
+        )
+
+    def _saved_card(self, s: SavedProperty) -> Node:
+        item = _listing(s.listing)
+        kids: list[Node] = [
+            row(
+                column(
+                    text(s.property, size=18, weight=700, rid="property_name"),
+                    text(
+                        s.city + (f" · Rated {item.rating:.1f}" if item else ""),
+                        size=15,
+                        fg=MUTED,
+                    ),
+                    gap=2,
+                ),
+                *([self._heart(item)] if item else []),
+            )
+        ]
+        if item is not None:
+            kids.append(text(f"{_money(item, item.nightly)} per night", size=15))
+        if s.note:
+            kids.append(text(s.note, size=15, rid="saved_note"))
+        kids.append(
+            _left(
+                button(
+                    "Edit note" if s.note else "Add note",
+                    partial(self._open_saved_note, s),
+                    filled=False,
+                    color=LINK,
+                    rid="edit_note",
+                )
+            )
+        )
+        return _card(
+            *kids,
+            on_click=partial(self.push, "property", listing=s.listing) if item else None,
+            rid="saved_card",
+        )
+
     def _trip_card(self, r: Reservation) -> Node:
         return _card(
             text(r.property, size=18, weight=700, max_lines=2, rid="property_name"),
@@ -556,6 +759,49 @@ class Booking(App):
         r.notes = self.note_drafts.pop(r.id, r.notes).strip()
         self.os.log("note_saved", reservation=r.id, property=r.property, text=r.notes)
         self.pop()
+
+    def _saved(self, listing: str) -> SavedProperty | None:
+        return next((s for s in self.os.world.saved_properties if s.listing == listing), None)
+
+    def _toggle_saved(self, item: Listing) -> None:
+        world = self.os.world
+        saved = self._saved(item.id)
+        if saved is None:
+            saved = SavedProperty(listing=item.id, property=item.name, city=item.city)
+            world.saved_properties.append(saved)
+        else:
+            world.saved_properties.remove(saved)
+        self.os.log(
+            "property_saved",
+            listing=item.id,
+            property=item.name,
+            city=item.city,
+            list=saved.list,
+            saved=saved in world.saved_properties,
+        )
+
+    def _open_saved_note(self, s: SavedProperty) -> None:
+        self.note_drafts[_saved_key(s)] = s.note  # each visit starts from what is saved
+        self.push("note", saved=s.listing)
+
+    def _save_saved_note(self, s: SavedProperty) -> None:
+        s.note = self.note_drafts.pop(_saved_key(s), s.note).strip()
+        self.os.log("note_saved", list=s.list, property=s.property, text=s.note)
+        self.pop()
+
+    def _open_gallery(self, item: Listing) -> None:
+        self.os.log(
+            "gallery_opened", listing=item.id, property=item.name, photos=len(PHOTO_CAPTIONS)
+        )
+        self.push("gallery", listing=item.id)
+
+    def _page_photo(self, at: int) -> None:
+        # Paging replaces the photo shown, so Back returns to the grid.
+        self.screens[-1] = ("photo", {**self.args, "index": at})
+
+    def _select_dates(self, item: Listing) -> None:
+        self.search["destination"] = item.city
+        self.push("search")
 
     def _pay(self, r: Reservation) -> None:
         values = dict(self.payments.get(r.id, {}))
@@ -693,6 +939,15 @@ def _bubble(kids: list[Node], incoming: bool) -> Node:
     )
     bubble.margin = (12, 4, 80, 4) if incoming else (80, 4, 12, 4)
     return bubble
+
+
+def _saved_key(s: SavedProperty) -> str:
+    """The note draft's key of a saved property (a trip's is its reservation id)."""
+    return f"saved:{s.listing}"
+
+
+def _photo_desc(item: Listing, at: int) -> str:
+    return f"{PHOTO_CAPTIONS[at]}, photo {at + 1} of {len(PHOTO_CAPTIONS)}, {item.name}"
 
 
 def _listing(listing_id: str) -> Listing | None:
