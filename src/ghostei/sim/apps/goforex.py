@@ -419,19 +419,24 @@ class GoForex(App):
         memo.margin = (16, 4, 16, 4)
         return column(
             _bar("Export history", on_back=self.pop),
-            text("Period", size=14, fg=MUTED, pad=(16, 12, 16, 0)),
-            self._periods(),
-            _card(
-                _fact("Trades", str(len(trades))),
-                _fact("Format", "CSV"),
-                _fact("Save to", "Download"),
-                rid="export_summary",
-            ),
-            text("Memo", size=14, fg=MUTED, pad=(16, 8, 16, 0)),
-            memo,
-            column(
-                button("Export CSV", self._export, color=BRAND, rid="export_csv"),
-                pad=(16, 12, 16, 0),
+            scroll(
+                text("Period", size=14, fg=MUTED, pad=(16, 12, 16, 0)),
+                self._periods(),
+                _card(
+                    _fact("Trades", str(len(trades))),
+                    _fact("Format", "CSV"),
+                    _fact("Save to", "Download"),
+                    rid="export_summary",
+                ),
+                text("Memo", size=14, fg=MUTED, pad=(16, 8, 16, 0)),
+                memo,
+                column(
+                    button("Export CSV", self._export, color=BRAND, rid="export_csv"),
+                    pad=(16, 12, 16, 12),
+                ),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="export",
             ),
             style=Style(bg=PAGE),
         )
