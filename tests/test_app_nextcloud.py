@@ -270,3 +270,28 @@ def test_move_and_copy_a_file_into_another_folder() -> None:
         "old_path": "/Documents/Taxes/2025-return.pdf",
         "cloud": True,
     }
+
+
+def test_files_selected_by_their_icons_move_together() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "Team")
+    obs = click_label(phone, obs, "Select roadmap.md")
+    find(obs, "1 selected")
+    obs = click_label(phone, obs, "budget.xlsx")  # in selection mode a row tap selects too
+    find(obs, "2 selected")
+    assert find(obs, "Select budget.xlsx").checked
+    obs = click_label(phone, obs, "Move or copy")
+    find(obs, "Move or copy 2 files")
+    obs = click_label(phone, obs, "/Documents")
+    obs = click_label(phone, obs, "Move", class_name="android.widget.Button")
+    assert {"/Documents/roadmap.md", "/Documents/budget.xlsx"} <= _cloud_paths(phone)
+    moved = [d["old_path"] for d in _saved(phone) if d.get("moved")]
+    assert moved == ["/Team/roadmap.md", "/Team/budget.xlsx"]
+    find(obs, "No files in here")  # back in the emptied folder, out of selection mode
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "Select contract.pdf")
+    obs = phone.act(Action(action_type="navigate_back"))  # Back leaves selection mode
+    find(obs, "Documents", resource_id="com.nextcloud.client:id/toolbar_title")
+    assert phone.foreground_package == "com.nextcloud.client"

@@ -82,6 +82,19 @@ class Nextcloud(App):
         self.new_name = ""  # the name field of a new folder or text file
         self.draft = ""  # the text editor's content
         self.target = ROOT  # the folder chosen on the Move or copy screen
+        self.selected: list[str] = []  # files selected by their icons, in ``selected_in``
+        self.selected_in = ROOT
+
+    def back(self) -> bool:
+        if self._selection():  # Back leaves selection mode first
+            self.selected = []
+            return True
+        return super().back()
+
+    def _selection(self) -> list[str]:
+        """The files selected in the folder on screen (none elsewhere)."""
+        here = self.screen == "main" and self.args.get("folder", ROOT) == self.selected_in
+        return self.selected if here else []
 
     def receive_share(self, payload: SharePayload) -> None:
         # Like the real client: an upload screen asks where the shared files should go.
@@ -108,15 +121,19 @@ class Nextcloud(App):
             )
             for sub in subfolders
         ]
+        selection = self._selection()
         rows += [
             self._with_menu(
                 list_row(
                     f.name,
                     f"{_size(_bytes(f))} · {_date(f.modified)}"
                     + (" · Shared" if f.share_link or f.shared_with else ""),
-                    leading=image(_kind_glyph(f.name), size=40, color=(120, 144, 156)),
+                    leading=self._file_icon(f, folder, f.path in selection),
                     rid="file_row",
-                    on_click=partial(self._open_file, f.path),
+                    # In selection mode a tap on a row selects it too.
+                    on_click=partial(self._toggle_select, folder, f.path)
+                    if selection
+                    else partial(self._open_file, f.path),
                 ),
                 f.path,
             )
@@ -145,6 +162,36 @@ class Nextcloud(App):
                     pad=(16, 4, 16, 4),
                     gap=8,
                 )
+            )
+        if selection:  # selection mode: its bar and its actions replace the usual ones
+            clear = icon_button("x", "Clear selection", self._clear_selection)
+            clear.style = Style(icon="x", fg=WHITE, size=22, align="center", radius=24)
+            count = f"{len(selection)} selected"
+            return column(
+                row(
+                    clear,
+                    text(count, size=22, fg=WHITE, rid="toolbar_title", pad=(4, 10, 0, 0)),
+                    cls="android.view.ViewGroup",
+                    rid="toolbar",
+                    height=64,
+                    pad=(4, 8, 8, 8),
+                    gap=4,
+                    style=Style(bg=BRAND),
+                ),
+                *header,
+                scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="list_root"),
+                row(
+                    spacer(0),
+                    button(
+                        "Move or copy",
+                        partial(self._move_selected, folder),
+                        color=BRAND,
+                        rid="action_move_copy",
+                        width=170,
+                    ),
+                    pad=(16, 8, 16, 16),
+                ),
+                style=Style(bg=PAGE),
             )
         return column(
             _bar(folder_name(folder), on_back=None if root else self.pop),
@@ -245,13 +292,14 @@ class Nextcloud(App):
         )
 
     def screen_move(self) -> Node:
-        """Move or copy a file: pick the target folder, then Move or Copy."""
-        f = self._file(str(self.args["path"]))
-        if f is None:
+        """Move or copy files: pick the target folder, then Move or Copy."""
+        files = [f for f in map(self._file, self.args["paths"]) if f is not None]
+        if not files:
             return _missing(self.pop)
-        same = self.target == f.folder
+        same = all(self.target == f.folder for f in files)
+        what = files[0].name if len(files) == 1 else _items(len(files))
         return column(
-            _bar(f"Move or copy {f.name}", on_back=self.pop),
+            _bar(f"Move or copy {what}", on_back=self.pop),
             scroll(
                 text("Choose the target folder", size=14, fg=MUTED, pad=(16, 8, 16, 4)),
                 *self._folder_choices(self.target, self._set_target),
@@ -262,14 +310,18 @@ class Nextcloud(App):
             row(
                 button(
                     "Copy",
-                    partial(self._move, f, False),
+                    partial(self._move, files, False),
                     filled=False,
                     color=BRAND,
                     rid="copy",
                     enabled=not same,
                 ),
                 button(
-                    "Move", partial(self._move, f, True), color=BRAND, rid="move", enabled=not same
+                    "Move",
+                    partial(self._move, files, True),
+                    color=BRAND,
+                    rid="move",
+                    enabled=not same,
                 ),
                 pad=(16, 8, 16, 16),
                 gap=10,
@@ -498,6 +550,20 @@ class Nextcloud(App):
         item.children.append(more)
         return item
 
+    def _file_icon(self, f: CloudFile, folder: str, selected: bool) -> Node:
+        """A file's icon, which selects it (as the client's thumbnails do); a tick once it is."""
+        icon = image(
+            "check" if selected else _kind_glyph(f.name),
+            f"Select {f.name}",
+            size=40,
+            color=BRAND if selected else (120, 144, 156),
+        )
+        icon.rid = "thumbnail"
+        icon.clickable = icon.checkable = True
+        icon.checked = selected
+        icon.on_click = partial(self._toggle_select, folder, f.path)
+        return icon
+
     def _folder_choices(self, chosen: str, on_pick: Callable[[str], None]) -> list[Node]:
         """Every folder as a choice, the chosen one ticked (upload destination, move target)."""
         return [
@@ -597,27 +663,46 @@ class Nextcloud(App):
     def _start_move(self, path: str) -> None:
         f = self._file(path)
         self.target = f.folder if f is not None else ROOT
-        self._replace("move", path=path)
+        self._replace("move", paths=[path])
+
+    def _move_selected(self, folder: str) -> None:
+        paths, self.selected = list(self.selected), []
+        self.target = folder
+        self.push("move", paths=paths)
 
     def _set_target(self, folder: str) -> None:
         self.target = folder
 
-    def _move(self, f: CloudFile, moving: bool) -> None:
+    def _move(self, files: list[CloudFile], moving: bool) -> None:
         cloud = self.os.world.cloud
-        old, path = f.path, join(self.target, f.name)
-        cloud.files = [c for c in cloud.files if c.path != path]  # the client's "overwrite"
-        if moving:
-            f.path = path
-            if old in cloud.favorites:
-                cloud.favorites[cloud.favorites.index(old)] = path
-            self.os.log("file_saved", path=path, name=f.name, old_path=old, moved=True, cloud=True)
-        else:
-            copy = f.model_copy(
-                deep=True, update={"path": path, "share_link": "", "shared_with": []}
-            )
-            cloud.files.append(copy)
-            self.os.log("file_saved", path=path, name=f.name, old_path=old, cloud=True)
+        for f in files:
+            if f.folder == self.target:
+                continue
+            old, path = f.path, join(self.target, f.name)
+            cloud.files = [c for c in cloud.files if c.path != path]  # the client's "overwrite"
+            if moving:
+                f.path = path
+                if old in cloud.favorites:
+                    cloud.favorites[cloud.favorites.index(old)] = path
+                self.os.log(
+                    "file_saved", path=path, name=f.name, old_path=old, moved=True, cloud=True
+                )
+            else:
+                update = {"path": path, "share_link": "", "shared_with": []}
+                cloud.files.append(f.model_copy(deep=True, update=update))
+                self.os.log("file_saved", path=path, name=f.name, old_path=old, cloud=True)
         self.pop()
+
+    def _toggle_select(self, folder: str, path: str) -> None:
+        if self.selected_in != folder:
+            self.selected, self.selected_in = [], folder
+        if path in self.selected:
+            self.selected.remove(path)
+        else:
+            self.selected.append(path)
+
+    def _clear_selection(self) -> None:
+        self.selected = []
 
     def _open_file(self, path: str) -> None:
         f = self._file(path)
