@@ -239,3 +239,48 @@ def test_saving_a_property_lists_it_under_saved_with_a_note(phone: SimPhone) -> 
     assert phone.world.saved_properties == []
     assert phone.events.of_kind("property_saved")[-1].data["saved"] is False
     find(obs, "Tap the heart on a property to save it here")
+
+
+def test_tonight_near_here_is_booked_with_the_account_s_saved_card(phone: SimPhone) -> None:
+    phone.reset({**TRIP, "current_city": "Berlin", "booking_saved_card": True})
+    obs = phone.act(Action(action_type="open_app", app_name="Booking"))
+    obs = click_label(phone, obs, "Search")
+    obs = click_label(phone, obs, "Around current location · Berlin")
+    assert find(obs, "Berlin", editable=True)
+    obs = _type(phone, obs, "Check-in date (YYYY-MM-DD)", "2026-05-12")
+    obs = _type(phone, obs, "Check-out date (YYYY-MM-DD)", "2026-05-13")
+    obs = _tap(phone, obs, "Search")
+    obs = click_label(phone, obs, "Spree Loft Kreuzberg")
+    obs = _tap(phone, obs, "Reserve")
+    assert find(obs, "Visa •••• 2246").text and find(obs, "Saved card · expires 08/29")
+    assert not [e for e in obs.elements if e.hint == "Card number"], "the saved card pays"
+    obs = click_label(phone, obs, "Use a new card")
+    for _ in range(3):
+        obs = phone.act(Action(action_type="scroll", direction="down"))
+    assert not find(obs, "Book now").enabled
+    assert find(obs, "Fill in your details and card to book")
+    for _ in range(3):
+        obs = phone.act(Action(action_type="scroll", direction="up"))
+    obs = click_label(phone, obs, "Visa •••• 2246")
+    obs = _tap(phone, obs, "Book now")
+    booked = phone.events.of_kind("reservation_booked")[-1].data
+    assert (booked["property"], booked["check_in"], booked["card_last4"]) == (
+        "Spree Loft Kreuzberg",
+        "2026-05-12",
+        "2246",
+    )
+    form = phone.events.of_kind("form_submitted")[-1].data
+    assert set(form["fields"]) == {"guest_name", "guest_email"}, "no card details are sent"
+
+
+def test_no_location_fix_or_location_off_offers_no_current_location(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = click_label(
+        phone, phone.act(Action(action_type="open_app", app_name="Booking")), "Search"
+    )
+    assert not [e for e in obs.elements if e.text.startswith("Around current location")]
+    phone.reset({**TRIP, "current_city": "Berlin", "settings": {"location": False}})
+    obs = click_label(
+        phone, phone.act(Action(action_type="open_app", app_name="Booking")), "Search"
+    )
+    assert not [e for e in obs.elements if e.text.startswith("Around current location")]

@@ -107,11 +107,20 @@ class WebPage(_Model):
     downloads: list[FileEntry] = Field(default_factory=list)  # files its links download
 
 
+EmailCategory = Literal["primary", "promotions", "social", "updates"]  # Gmail's inbox tabs
+
+
 class Email(_Model):
-    """A Gmail message; ``attachments`` are paths of files on the phone (or bare names)."""
+    """A Gmail message; ``attachments`` are paths of files on the phone (or bare names).
+
+    ``folder`` "archive" is archived mail: out of the Inbox, still in All mail and under its
+    labels. ``category`` is the inbox tab an inbox mail shows under; ``labels`` the owner's
+    own labels on it (by name, as Gmail's "Change labels" and "Move to" set them)."""
 
     id: str
-    folder: Literal["inbox", "sent", "drafts", "spam", "trash"] = "inbox"
+    folder: Literal["inbox", "archive", "sent", "drafts", "spam", "trash"] = "inbox"
+    category: EmailCategory = "primary"
+    labels: list[str] = Field(default_factory=list)
     sender: str = ""  # an address; empty for the owner's own mail
     sender_name: str = ""
     to: list[str] = Field(default_factory=list)
@@ -354,7 +363,39 @@ class Settings(_Model):
     auto_update_apps: bool = True
     find_my_device: bool = True
     backup: bool = True
+    screen_timeout: int = 60  # seconds of inactivity before the screen turns off
     camera_hdr: bool = False  # the Camera app's HDR mode (an app preference, no system key)
+
+
+class AppPermissions(_Model):
+    """One app's runtime permissions as the owner set them in Settings (an app not listed
+    has the phone's defaults: ``sim.apps.settings.DEFAULT_GRANTS``).
+
+    Permissions are Android's groups by short name: calendar, camera, contacts, location,
+    microphone, phone, photos, sms."""
+
+    package: str
+    granted: list[str] = Field(default_factory=list)  # allowed (while in use, for some)
+    ask: list[str] = Field(default_factory=list)  # "Ask every time"
+
+
+class GoogleAccount(_Model):
+    """A Google Account that exists at Google: signing in with it on the phone succeeds."""
+
+    email: str
+    password: str
+
+
+class PhotosBackup(_Model):
+    """Gallery's backup of the phone's photos to a Google Account (off until turned on)."""
+
+    on: bool = False
+    account: str = ""  # the account photos back up to
+    # Accounts signed in on the phone besides the owner's own (``owner.email``).
+    device_accounts: list[str] = Field(default_factory=list)
+    # Accounts sign-in knows besides the owner's (``owner.email`` with ``email_password``).
+    known_accounts: list[GoogleAccount] = Field(default_factory=list)
+    backed_up: list[str] = Field(default_factory=list)  # paths of the photos backed up
 
 
 class World(_Model):
@@ -365,14 +406,19 @@ class World(_Model):
     sms: list[Sms] = Field(default_factory=list)
     reservations: list[Reservation] = Field(default_factory=list)
     saved_properties: list[SavedProperty] = Field(default_factory=list)  # Booking wishlists
+    # The owner's card (``owner.card_*``) is saved in the Booking account, so checkout can
+    # pay with it without typing it.
+    booking_saved_card: bool = False
     web: list[WebPage] = Field(default_factory=list)
     bookmarks: list[str] = Field(default_factory=list)
     settings: Settings = Field(default_factory=Settings)
     consents: dict[str, bool] = Field(default_factory=dict)
+    app_permissions: list[AppPermissions] = Field(default_factory=list)
     clipboard: str = ""
     clock: str = "2026-05-12T09:41:00"
     browser_history: list[str] = Field(default_factory=list)
     emails: list[Email] = Field(default_factory=list)
+    email_labels: list[str] = Field(default_factory=list)  # Gmail's own labels, kept while empty
     calendar: list[CalendarEvent] = Field(default_factory=list)
     files: list[FileEntry] = Field(default_factory=list)
     # Folders of shared storage made in Files, by path: kept while empty (the others exist
@@ -384,6 +430,8 @@ class World(_Model):
     shop: Shop = Field(default_factory=Shop)
     forex: Forex = Field(default_factory=Forex)
     camera_scene: str = "A desk by the window: a laptop, a notebook and a mug of coffee"
+    current_city: str = ""  # the city the phone's location fix is in; empty: no fix
+    photos_backup: PhotosBackup = Field(default_factory=PhotosBackup)  # Gallery's backup
 
     def file(self, path_or_name: str) -> FileEntry | None:
         """A file by absolute path, or else by its name."""

@@ -26,6 +26,7 @@ from ..ui import (
     form_field,
     icon_button,
     image,
+    radio_row,
     row,
     scroll,
     spacer,
@@ -150,6 +151,7 @@ class Booking(App):
         self.payments: dict[str, dict[str, str]] = {}  # reservation id -> payment field values
         self.search: dict[str, str] = {"guests": "2"}  # the search form's values
         self.checkouts: dict[str, dict[str, str]] = {}  # listing id -> guest and card values
+        self.new_card: set[str] = set()  # listings whose checkout pays with a new card
         self.chats: dict[str, list[str]] = {}  # reservation id -> messages sent to the host
         self.chat_drafts: dict[str, str] = {}
 
@@ -334,6 +336,20 @@ class Booking(App):
             form_field(label, values, name, sensitive=False, rid=name)
             for name, label in SEARCH_FIELDS
         ]
+        world = self.os.world
+        if world.current_city and world.settings.location and not values.get("destination"):
+            # The destination's suggestion from the location fix, under the field.
+            kids.insert(
+                1,
+                text(
+                    f"Around current location · {world.current_city}",
+                    size=15,
+                    fg=LINK,
+                    pad=(16, 4, 16, 8),
+                    rid="current_location",
+                    on_click=partial(values.__setitem__, "destination", world.current_city),
+                ),
+            )
         problem = _search_problem(values)
         go = button("Search", self._find, color=LINK, rid="search", enabled=not problem)
         go.margin = (16, 16, 16, 4)
@@ -545,19 +561,37 @@ class Booking(App):
         ]
         kids += [form_field(label, values, name, rid=name) for name, label in GUEST_FIELDS]
         kids.append(text("Payment", size=16, weight=700, pad=(16, 10, 16, 0)))
-        kids += [
-            form_field(label, values, name, password=secret, rid=name)
-            for name, label, secret in CARD_FIELDS
-        ]
-        needed = [name for name, _ in GUEST_FIELDS] + [name for name, _, _ in CARD_FIELDS]
+        saved = self._account_card()
+        if saved:  # the account's card, or a new one typed in
+            kids.append(
+                radio_row(
+                    saved,
+                    not self._new_card(item),
+                    partial(self.new_card.discard, item.id),
+                    summary=f"Saved card · expires {owner.card_expiry}",
+                )
+            )
+            kids.append(
+                radio_row(
+                    "Use a new card", self._new_card(item), partial(self.new_card.add, item.id)
+                )
+            )
+        needed = [name for name, _ in GUEST_FIELDS]
+        if self._new_card(item):
+            kids += [
+                form_field(label, values, name, password=secret, rid=name)
+                for name, label, secret in CARD_FIELDS
+            ]
+            needed += [name for name, _, _ in CARD_FIELDS]
         complete = all(values.get(name, "").strip() for name in needed)
+        card = " and card" if self._new_card(item) else ""
         return self._form_page(
             "Confirm and pay",
             kids,
             button(
                 "Book now", lambda: self._book(item), color=LINK, rid="book_now", enabled=complete
             ),
-            None if complete else "Fill in your details and card to book",
+            None if complete else f"Fill in your details{card} to book",
             rid="checkout",
         )
 
@@ -833,8 +867,21 @@ class Booking(App):
             guests=v.get("guests", "").strip(),
         )
 
+    def _account_card(self) -> str:
+        """The card the Booking account keeps, as checkout shows it; "" when it keeps none."""
+        number = _digits(self.os.world.owner.card_number)
+        return f"Visa •••• {number[-4:]}" if self.os.world.booking_saved_card else ""
+
+    def _new_card(self, item: Listing) -> bool:
+        return not self._account_card() or item.id in self.new_card
+
     def _book(self, item: Listing) -> None:
         values = dict(self.checkouts.get(item.id, {}))
+        if not self._new_card(item):  # the saved card pays: nothing of it is typed or sent
+            values = {k: v for k, v in values.items() if k in dict(GUEST_FIELDS)}
+            last4 = _digits(self.os.world.owner.card_number)[-4:]
+        else:
+            last4 = _digits(values.get("card_number", ""))[-4:]
         world = self.os.world
         taken = {r.id for r in world.reservations}
         n = len(world.reservations) + 1
@@ -873,7 +920,7 @@ class Booking(App):
             guests=r.guests,
             price=r.price,
             guest=values.get("guest_name", ""),
-            card_last4=_digits(values.get("card_number", ""))[-4:],
+            card_last4=last4,
         )
         self.checkouts.pop(item.id, None)  # card details are not kept once sent
         self.os.clear_focus()
