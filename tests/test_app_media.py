@@ -248,6 +248,57 @@ def test_gallery_copy_into_an_album_keeps_the_original_and_names_clash_free(
     assert find(obs, "An album with this name already exists")
 
 
+def test_gallery_backup_signs_in_to_another_google_account_and_turns_on(phone: SimPhone) -> None:
+    setup = {
+        **SETUP,
+        "photos_backup": {
+            "known_accounts": [{"email": "user_archive@gmail.com", "password": "!SecureCloud123"}]
+        },
+    }
+    obs = _start(phone, "Gallery", setup)
+    assert find(obs, "Backup is off")
+    obs = click_label(phone, obs, "Turn on backup")
+    # The phone's own account is offered first; another one signs in on Google's screens.
+    assert find(obs, "jordan.reyes@example.com").checked
+    obs = click_label(phone, obs, "Use another account")
+    obs = _type(phone, obs, "Email or phone", "nobody_here")
+    obs = click_label(phone, obs, "Next")
+    assert find(obs, "Couldn't find your Google Account")
+    for _ in "nobody_here":  # the keyboard's delete key, one character at a time
+        phone.act(Action(action_type="input_text", text="\b"))
+    obs = _type(phone, obs, "Email or phone", "user_archive")
+    obs = click_label(phone, obs, "Next")
+    assert find(obs, "Welcome") and find(obs, "user_archive@gmail.com")
+    obs = _type(phone, obs, "Enter your password", "wrong")
+    obs = click_label(phone, obs, "Next")
+    assert find(obs, "Wrong password. Try again or click Forgot password to reset it.")
+    password = find(obs, "Enter your password", editable=True)
+    assert password.text == "•••••"  # a password field shows bullets
+    for _ in range(5):
+        phone.act(Action(action_type="input_text", text="\b"))
+    obs = _type(phone, obs, "Enter your password", "!SecureCloud123")
+    obs = click_label(phone, obs, "Next")
+    assert find(obs, "Backup", resource_id=f"{PHOTOS}:id/toolbar_title")
+    assert find(obs, "user_archive@gmail.com").checked
+    assert not _data(phone, "backup_started")
+    obs = click_label(phone, obs, "Turn on backup")
+    backup = phone.world.photos_backup
+    assert backup.on and backup.account == "user_archive@gmail.com"
+    assert backup.device_accounts == ["user_archive@gmail.com"]
+    assert len(backup.backed_up) == 4  # the photos and the video, not the documents
+    assert _data(phone, "backup_started") == [{"account": "user_archive@gmail.com", "items": 4}]
+    assert find(obs, "Backup complete") and find(obs, "4 items backed up to user_archive@gmail.com")
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Backup complete · user_archive@gmail.com")
+
+
+def test_gallery_backup_to_the_phones_own_account_needs_no_sign_in(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "Turn on backup")
+    click_label(phone, obs, "Turn on backup", resource_id=f"{PHOTOS}:id/turn_on_backup")
+    assert _data(phone, "backup_started") == [{"account": "jordan.reyes@example.com", "items": 4}]
+
+
 # ----- Camera ----------------------------------------------------------------------------------
 
 
@@ -512,3 +563,68 @@ def test_photonote_edit_and_delete(phone: SimPhone) -> None:
     assert _data(phone, "note_deleted") == [{"id": "n1", "title": "Cabin trip"}]
     assert [n.id for n in phone.world.notes] == ["n2"]
     assert find(obs, "PhotoNote")
+
+
+def test_photonote_folders_take_notes_one_by_one_or_selected_together(phone: SimPhone) -> None:
+    setup = {
+        **SETUP,
+        "notes": [
+            *SETUP["notes"],
+            {"id": "n3", "title": "Travel: Lisbon", "body": "Flights", "time": "2026-05-08T09:00"},
+        ],
+    }
+    obs = _start(phone, "PhotoNote", setup)
+    obs = click_label(phone, obs, "New folder")
+    obs = _type(phone, obs, "Folder name", "Trips")
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    assert phone.world.note_folders == ["Trips"]
+    assert _data(phone, "folder_created") == [{"name": "Trips"}]
+    find(obs, "0 notes")  # the new folder, listed above the notes
+    # One note by its Move.
+    obs = click_label(phone, obs, "Travel: Lisbon")
+    obs = click_label(phone, obs, "Move")
+    obs = click_label(phone, obs, "Trips")
+    assert _data(phone, "note_saved")[-1] == {
+        "id": "n3",
+        "title": "Travel: Lisbon",
+        "folder": "Trips",
+    }
+    find(obs, "Flights")  # back on the note
+    obs = phone.act(Action(action_type="navigate_back"))
+    find(obs, "1 note")
+    # Several by selection.
+    obs = click_label(phone, obs, "Select")
+    obs = click_label(phone, obs, "Cabin trip")
+    obs = click_label(phone, obs, "Select Bank & ID")
+    find(obs, "2 selected")
+    obs = click_label(phone, obs, "Move")
+    find(obs, "Move 2 notes")
+    obs = click_label(phone, obs, "Trips")
+    assert {n.id: n.folder for n in phone.world.notes} == {
+        "n1": "Trips",
+        "n2": "Trips",
+        "n3": "Trips",
+    }
+    find(obs, "3 notes")  # the main screen lists the folder, and no note is outside it
+    assert not [e for e in obs.elements if e.resource_id.endswith("note_card")]
+    obs = click_label(phone, obs, "Trips")
+    for title in ("Cabin trip", "Bank & ID", "Travel: Lisbon"):
+        find(obs, title)
+    # A note made in a folder is filed there.
+    obs = click_label(phone, obs, "New note")
+    obs = _type(phone, obs, "Title", "Refs")
+    obs = click_label(phone, obs, "Save")
+    assert _data(phone, "note_saved")[-1]["folder"] == "Trips"
+    obs = phone.act(Action(action_type="navigate_back"))
+    find(obs, "Refs")
+
+
+def test_photonote_folder_names_are_unique(phone: SimPhone) -> None:
+    obs = _start(phone, "PhotoNote")
+    obs = click_label(phone, obs, "New folder")
+    obs = _type(phone, obs, "Folder name", "Trips")
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    obs = click_label(phone, obs, "New folder")
+    obs = _type(phone, obs, "Folder name", "trips")
+    find(obs, "A folder with this name already exists")
+    assert not find(obs, "Create", class_name="android.widget.Button").enabled

@@ -1,7 +1,10 @@
-"""PhotoNote: notes with photos attached; write, edit, lock, share and delete them.
+"""PhotoNote: notes with photos attached; write, edit, lock, share and delete them, and file
+them in folders.
 
 A note's photos are image files in shared storage, picked from what Gallery shows. PhotoNote
-is a share target for files: sharing photos to it starts a new note holding them.
+is a share target for files: sharing photos to it starts a new note holding them. The main
+screen lists the folders (``world.note_folders``) above the notes in none; a folder lists
+its own. Notes move into a folder one by one (a note's Move) or several at once (Select).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from ...world import Note
 from ..ui import (
     MUTED,
     Color,
+    Handler,
     Node,
     Style,
     button,
@@ -20,6 +24,8 @@ from ..ui import (
     column,
     form_field,
     icon_button,
+    image,
+    list_row,
     row,
     scroll,
     spacer,
@@ -28,6 +34,7 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
+from .files import name_dialog
 from .gallery import DANGER, confirm_dialog, date_label, grid, media, thumbnail
 
 BRAND: Color = (245, 124, 0)
@@ -50,6 +57,9 @@ class PhotoNote(App):
         self.pin = ""  # the unlock screen's PIN field
         self.wrong_pin = False
         self.unlocked: set[str] = set()  # locked notes opened with the PIN this session
+        self.folder_name = ""  # the New folder dialog's field
+        self.selecting = False  # the note list's selection mode
+        self.selected: list[str] = []  # the notes selected, by id
 
     def receive_share(self, payload: SharePayload) -> None:
         # Shared files start a new note; shared text (if any) becomes its body.
@@ -60,17 +70,122 @@ class PhotoNote(App):
 
     # ----- screens ----------------------------------------------------------------------
 
+    def back(self) -> bool:
+        if self.selecting:  # Back leaves selection mode first
+            self._end_selection()
+            return True
+        return super().back()
+
     def screen_main(self) -> Node:
-        notes = sorted(self.os.world.notes, key=lambda n: n.time, reverse=True)
-        cards = [self._note_card(n) for n in notes]
-        if not cards:
-            cards.append(text("No notes yet", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        return self._list("")
+
+    def screen_folder(self) -> Node:
+        return self._list(str(self.args["name"]))
+
+    def _list(self, folder: str) -> Node:
+        """The notes in ``folder`` ("" the main screen's, which also lists the folders)."""
+        world = self.os.world
+        notes = sorted(
+            (n for n in world.notes if n.folder == folder), key=lambda n: n.time, reverse=True
+        )
+        kids: list[Node] = []
+        if not folder and not self.selecting:
+            kids += [self._folder_row(name) for name in self._folders()]
+        kids += [self._note_card(n) for n in notes]
+        if not kids:
+            empty = "No notes in this folder" if folder else "No notes yet"
+            kids.append(text(empty, fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        body = scroll(
+            *kids, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="notes"
+        )
+        if self.selecting:
+            count = len(self.selected)
+            move = button(
+                "Move",
+                partial(self.push, "move", ids=list(self.selected)),
+                color=BRAND,
+                rid="move",
+                enabled=count > 0,
+                width=120,
+            )
+            return column(
+                _bar(
+                    f"{count} selected" if count else "Select notes",
+                    actions=[
+                        button("Cancel", self._end_selection, filled=False, color=WHITE, width=96)
+                    ],
+                ),
+                body,
+                row(spacer(0), move, pad=(16, 8, 16, 16)),
+                style=Style(bg=PAGE),
+            )
+        actions = []
+        if notes:
+            select = button("Select", self._start_selection, filled=False, color=WHITE, width=96)
+            select.rid = "select"
+            actions.append(select)
+        buttons = [button("New note", partial(self._new, folder), color=BRAND, rid="new_note")]
+        if not folder:
+            buttons.insert(
+                0,
+                button(
+                    "New folder",
+                    self._start_folder,
+                    filled=False,
+                    color=BRAND,
+                    rid="new_folder",
+                ),
+            )
         return column(
-            _bar("PhotoNote"),
-            scroll(*cards, spacer(8), offset=self.offset(), on_scroll=self.set_offset, rid="notes"),
+            _bar(folder or "PhotoNote", on_back=self.pop if folder else None, actions=actions),
+            body,
+            row(spacer(0), *buttons, pad=(16, 8, 16, 16), gap=10),
+            style=Style(bg=PAGE),
+        )
+
+    def screen_new_folder(self) -> Node:
+        name = self.folder_name.strip()
+        taken = name.casefold() in (f.casefold() for f in self._folders())
+        return name_dialog(
+            "New folder",
+            "Folder name",
+            self.folder_name,
+            self._set_folder_name,
+            on_create=self._create_folder,
+            on_cancel=self.pop,
+            error="A folder with this name already exists" if taken else "",
+            color=BRAND,
+        )
+
+    def screen_move(self) -> Node:
+        """Move notes to a folder: a tap on a folder moves them there."""
+        ids = list(self.args["ids"])
+        notes = [n for n in self.os.world.notes if n.id in ids]
+        if not notes:
+            return self._gone()
+        here = {n.folder for n in notes}
+        choices: list[tuple[str, str]] = [("", "No folder")]
+        choices += [(name, name) for name in self._folders()]
+        rows = [
+            list_row(
+                label,
+                "Here now" if here == {name} else "",
+                leading=image("F", size=40, color=BRAND),
+                rid="folder",
+                on_click=partial(self._move, ids, name),
+            )
+            for name, label in choices
+        ]
+        what = (notes[0].title or "Untitled") if len(notes) == 1 else f"{len(notes)} notes"
+        return column(
+            _bar(f"Move {what}", on_back=self.pop),
+            text("Choose a folder", size=14, fg=MUTED, pad=(16, 8, 16, 4)),
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="folders"),
             row(
                 spacer(0),
-                button("New note", self._new, color=BRAND, rid="new_note", width=140),
+                button(
+                    "New folder", self._start_folder, filled=False, color=BRAND, rid="new_folder"
+                ),
                 pad=(16, 8, 16, 16),
             ),
             style=Style(bg=PAGE),
@@ -82,7 +197,12 @@ class PhotoNote(App):
             return self._gone()
         kids: list[Node] = [
             _heading(note.title or "Untitled"),
-            text(date_label(note.time), size=13, fg=MUTED, pad=(16, 2, 16, 8)),
+            text(
+                " · ".join(p for p in (date_label(note.time), note.folder) if p),
+                size=13,
+                fg=MUTED,
+                pad=(16, 2, 16, 8),
+            ),
             text(note.body, size=17, rid="note_body", pad=(16, 0, 16, 12)),
         ]
         photos = [f for f in (self.os.world.file(p) for p in note.photos) if f is not None]
@@ -95,6 +215,13 @@ class PhotoNote(App):
             row(
                 button("Edit", lambda: self._edit(note), filled=False, color=BRAND, rid="edit"),
                 button("Share", lambda: self._share(note), filled=False, color=BRAND, rid="share"),
+                button(
+                    "Move",
+                    partial(self.push, "move", ids=[note.id]),
+                    filled=False,
+                    color=BRAND,
+                    rid="move",
+                ),
                 button(
                     "Delete",
                     lambda: self.push("confirm_delete", id=note.id),
@@ -218,7 +345,37 @@ class PhotoNote(App):
         ]
         if count:
             kids.append(text(f"{count} photo{'s' if count != 1 else ''}", size=13, fg=BRAND))
-        return card(*kids, on_click=partial(self._open, note.id), rid="note_card", bg=WHITE)
+        if not self.selecting:
+            return card(*kids, on_click=partial(self._open, note.id), rid="note_card", bg=WHITE)
+        # Selection mode: a tap selects the note; a checkbox shows it is.
+        toggle: Handler = partial(self._toggle_select, note.id)
+        chosen = note.id in self.selected
+        box = Node(
+            cls="android.widget.CheckBox",
+            desc=f"Select {note.title or 'Untitled'}",
+            rid="checkbox",
+            checkable=True,
+            checked=chosen,
+            clickable=True,
+            on_click=toggle,
+            width=24,
+            height=24,
+            style=Style(bg=BRAND if chosen else WHITE, border=MUTED, radius=4),
+        )
+        item = card(row(box, column(*kids, gap=6), gap=14), on_click=toggle, rid="note_card")
+        item.style = Style(bg=WHITE, radius=14)
+        item.selected = chosen
+        return item
+
+    def _folder_row(self, name: str) -> Node:
+        count = sum(1 for n in self.os.world.notes if n.folder == name)
+        return list_row(
+            name,
+            f"{count} note{'' if count == 1 else 's'}",
+            leading=image("F", size=40, color=BRAND),
+            rid="folder",
+            on_click=partial(self.push, "folder", name=name),
+        )
 
     def _gone(self) -> Node:
         return column(
@@ -256,9 +413,9 @@ class PhotoNote(App):
         self.os.clear_focus()
         self.screens[-1] = ("note", {"id": note.id})
 
-    def _new(self) -> None:
+    def _new(self, folder: str = "") -> None:
         self.form, self.form_photos = {}, []
-        self.push("edit")
+        self.push("edit", folder=folder)
 
     def _edit(self, note: Note) -> None:
         self.form = {"title": note.title, "body": note.body}
@@ -280,6 +437,7 @@ class PhotoNote(App):
         created = note is None
         if note is None:
             note = Note(id=self.fresh_id("n", [n.id for n in self.os.world.notes]), title=title)
+            note.folder = str(self.args.get("folder", ""))  # made in a folder: filed there
             self.os.world.notes.append(note)
         note.title, note.body, note.photos = title, body, list(self.form_photos)
         note.time = self.os.now()
@@ -290,10 +448,53 @@ class PhotoNote(App):
             body=note.body,
             photos=list(note.photos),
             created=created,
+            **({"folder": note.folder} if note.folder else {}),
         )
         self.form, self.form_photos = {}, []
         self.os.clear_focus()
-        self.screens = [(self.home_screen, {}), ("note", {"id": note.id})]
+        folder = [("folder", {"name": note.folder})] if note.folder else []
+        self.screens = [(self.home_screen, {}), *folder, ("note", {"id": note.id})]
+
+    def _folders(self) -> list[str]:
+        """The folders: those made here and any a note is filed in, A to Z."""
+        world = self.os.world
+        names = set(world.note_folders) | {n.folder for n in world.notes if n.folder}
+        return sorted(names, key=str.casefold)
+
+    def _start_folder(self) -> None:
+        self.folder_name = ""
+        self.push("new_folder")
+
+    def _set_folder_name(self, value: str) -> None:
+        self.folder_name = value
+
+    def _create_folder(self) -> None:
+        name = self.folder_name.strip()
+        if not name or name.casefold() in (f.casefold() for f in self._folders()):
+            return
+        self.os.world.note_folders.append(name)
+        self.os.log("folder_created", name=name)
+        self.pop()
+
+    def _start_selection(self) -> None:
+        self.selecting, self.selected = True, []
+
+    def _end_selection(self) -> None:
+        self.selecting, self.selected = False, []
+
+    def _toggle_select(self, note_id: str) -> None:
+        if note_id in self.selected:
+            self.selected.remove(note_id)
+        else:
+            self.selected.append(note_id)
+
+    def _move(self, ids: list[str], folder: str) -> None:
+        for note in self.os.world.notes:
+            if note.id in ids and note.folder != folder:
+                note.folder = folder
+                self.os.log("note_saved", id=note.id, title=note.title, folder=folder)
+        self._end_selection()
+        self.pop()
 
     def _delete(self, note: Note) -> None:
         self.issued.add(note.id)
