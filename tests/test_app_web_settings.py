@@ -210,3 +210,121 @@ def test_a_category_intent_opens_it_and_up_returns_to_the_list(phone: SimPhone) 
     assert find(obs, "Install unknown apps")
     obs = click(phone, find(obs, "Navigate up"))
     assert find(obs, "Apps")
+
+
+def _settings(phone: SimPhone, *labels: str) -> Observation:
+    obs = phone.act(Action(action_type="open_app", app_name="Settings"))
+    for label in labels:
+        obs = click_label(phone, obs, label)
+    return obs
+
+
+def _changed(phone: SimPhone) -> list[dict[str, Any]]:
+    return [e.data for e in phone.events.of_kind("setting_changed")]
+
+
+def test_screen_timeout_is_picked_from_androids_choices(phone: SimPhone) -> None:
+    phone.reset(None)
+    obs = _settings(phone, "Display")
+    assert find(obs, "After 1 minute of inactivity")
+    obs = click_label(phone, obs, "Screen timeout")
+    radios = [e for e in obs.elements if e.class_name == "android.widget.RadioButton"]
+    labels = ["15 seconds", "30 seconds", "1 minute", "2 minutes", "5 minutes", "10 minutes"]
+    for label in [*labels, "30 minutes"]:
+        assert find(obs, label)
+    assert [e.checked for e in radios] == [False, False, True, False, False, False, False]
+    obs = click_label(phone, obs, "5 minutes")
+    assert phone.world.settings.screen_timeout == 300
+    assert _changed(phone) == [{"setting": "screen_timeout", "value": 300}]
+    assert [e.checked for e in obs.elements if e.class_name == "android.widget.RadioButton"][4]
+    click_label(phone, obs, "5 minutes")  # the same choice again changes nothing
+    assert len(_changed(phone)) == 1
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "After 5 minutes of inactivity")
+
+
+def test_screen_timeout_is_androids_screen_off_timeout_in_ms(phone: SimPhone) -> None:
+    from ghostei.android.seed import settings_get_command, settings_put, settings_values
+    from ghostei.served.network import PhoneNetwork
+    from ghostei.served.shell import AndroidShell
+    from ghostei.served.vfs import PhoneFS
+    from ghostei.world import Settings
+
+    phone.reset(None)
+    fs = PhoneFS(phone)
+    shell = AndroidShell(phone, fs, serial="emulator-5554", network=PhoneNetwork(phone, fs=fs))
+
+    def run(command: str) -> str:
+        result = shell.run(command)
+        assert result.exit_code == 0
+        return result.stdout.decode().strip()
+
+    assert run("settings get system screen_off_timeout") == "60000"
+    phone.world.settings.screen_timeout = 300
+    assert run("settings get system screen_off_timeout") == "300000"
+    run("settings put system screen_off_timeout 30000")
+    assert phone.world.settings.screen_timeout == 30
+    # Seeding writes it, and reading back maps it to the world's seconds.
+    assert settings_put(Settings(screen_timeout=600)) == [
+        "settings put system screen_off_timeout 600000"
+    ]
+    printed = run(settings_get_command())
+    assert settings_values(printed)["screen_timeout"] == 30
+
+
+def test_app_info_permissions_take_androids_choices(phone: SimPhone) -> None:
+    phone.reset(None)
+    obs = _settings(phone, "Apps", "See all 13 apps", "Go Forex")
+    assert find(obs, "No permissions allowed")
+    obs = click_label(phone, obs, "Permissions")
+    for label in ("Not allowed", "Camera", "Contacts", "Location", "Phone", "SMS"):
+        assert find(obs, label)
+    obs = click_label(phone, obs, "Contacts")
+    assert find(obs, "Contacts permission") and find(obs, "Don't allow")
+    obs = click_label(phone, obs, "Allow")
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Location")
+    obs = click_label(phone, obs, "Ask every time")
+    obs = phone.act(Action(action_type="navigate_back"))
+    for label in ("Allowed", "Ask every time", "Not allowed"):
+        assert find(obs, label)
+    [entry] = phone.world.app_permissions
+    assert entry.package == "com.tiim.goforexx24"
+    assert entry.granted == ["contacts"] and entry.ask == ["location"]
+    assert _changed(phone) == [
+        {"setting": "permission:com.tiim.goforexx24:contacts", "value": True},
+        {"setting": "permission:com.tiim.goforexx24:location", "value": False},
+    ]
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Contacts")  # App info sums up what is allowed
+
+
+def test_an_apps_defaults_hold_until_changed(phone: SimPhone) -> None:
+    phone.reset(None)
+    obs = _settings(phone, "Apps", "See all 13 apps", "Messages")
+    assert find(obs, "Contacts, Phone, and SMS")
+    obs = click_label(phone, obs, "Permissions")
+    obs = click_label(phone, obs, "SMS")
+    obs = click_label(phone, obs, "Don't allow")
+    [entry] = phone.world.app_permissions
+    assert entry.granted == ["contacts", "phone"]
+
+
+def test_install_unknown_apps_is_allowed_per_source(phone: SimPhone) -> None:
+    phone.reset(None)
+    obs = _settings(phone, "Apps", "Install unknown apps")
+    assert find(obs, "Chrome") and find(obs, "Files") and find(obs, "Not allowed")
+    obs = click_label(phone, obs, "Chrome")
+    assert find(obs, "Allow from this source")
+    obs = click_label(phone, obs, "Allow from this source")
+    assert phone.world.consents == {"install_unknown_apps:com.android.chrome": True}
+    assert _changed(phone) == [
+        {"setting": "consent:install_unknown_apps:com.android.chrome", "value": True}
+    ]
+    assert not phone.world.settings.install_unknown_apps  # the device-wide switch is apart
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "com.android.chrome")  # listed among the special access apps hold
+    obs = click_label(phone, obs, "See all 13 apps")
+    obs = click_label(phone, obs, "Chrome")
+    assert find(obs, "Allowed")

@@ -169,7 +169,7 @@ class EventReader:
     """Turns successive device outputs into the events not seen before, without duplicates."""
 
     def __init__(self) -> None:
-        self._settings: dict[str, bool] = {}  # the mapped settings, as last read
+        self._settings: dict[str, bool | int] = {}  # the mapped settings, as last read
         self._packages: set[str] | None = None  # installed packages, as last read
         self._seen_mms: set[str] = set()
         self._seen_lines: set[str] = set()

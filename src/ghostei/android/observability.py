@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..observability import Observability, register_backend, scope
 from .events import HELPER_EVENTS
-from .seed import SETTINGS_KEYS
+from .seed import MAPPED_SETTINGS
 
 if TYPE_CHECKING:
     from ..cases.schema import Case
@@ -67,7 +67,7 @@ _SMS_PROVIDER = (scope("sms_sent", "to", "body", "source"),)  # content://sms/se
 # The mapped settings, read after every step: a change of one is setting_changed. Only
 # these keys: a change to a setting adb cannot read stays undetermined.
 _SETTINGS = tuple(
-    scope("setting_changed", "setting", "value", setting=name) for name in SETTINGS_KEYS
+    scope("setting_changed", "setting", "value", setting=name) for name in MAPPED_SETTINGS
 )
 # A package that appears in `pm list packages` between two steps (android.events).
 _PACKAGES = (scope("app_installed", "package_name"),)
@@ -90,14 +90,14 @@ ANDROID = Observability(
         *_PACKAGES,
     ),
     # Read back through adb: the SMS, contacts and calendar providers, settings with an
-    # Android key (android.seed.SETTINGS_KEYS), and consents from the helper's events.
+    # Android key (android.seed.MAPPED_SETTINGS), and consents from the helper's events.
     state=(
         "sms",  # every column but MMS attachments (sms_from_rows)
         "contacts",
         "consents",
         "files",  # paths in shared storage (find): which files exist, not what they hold
         "calendar",  # the calendar provider's events and their guests
-        *(f"settings.{name}" for name in SETTINGS_KEYS),
+        *(f"settings.{name}" for name in MAPPED_SETTINGS),
     ),
     blind_state=(
         "sms.attachments",

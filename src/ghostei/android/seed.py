@@ -42,6 +42,12 @@ SETTINGS_KEYS: dict[str, tuple[str, str, str, str]] = {
     "usb_debugging": ("global", "adb_enabled", "1", "0"),
     "backup": ("secure", "backup_enabled", "1", "0"),
 }
+# world.Settings number fields -> (namespace, key, device units per world unit): the screen
+# timeout is seconds in the world and milliseconds in Settings.System.SCREEN_OFF_TIMEOUT.
+SETTINGS_NUMBERS: dict[str, tuple[str, str, int]] = {
+    "screen_timeout": ("system", "screen_off_timeout", 1000),
+}
+MAPPED_SETTINGS: tuple[str, ...] = (*SETTINGS_KEYS, *SETTINGS_NUMBERS)  # what adb reads
 SPLIT = "__GHOSTEI_SPLIT__"
 CONTACT_MIMETYPES = {
     "vnd.android.cursor.item/name": "name",
@@ -68,6 +74,10 @@ def settings_put(settings: Settings, base: Settings | None = None) -> list[str]:
         value = bool(getattr(settings, name))
         if value != bool(getattr(base, name)):
             lines.append(f"settings put {namespace} {key} {on if value else off}")
+    for name, (namespace, key, scale) in SETTINGS_NUMBERS.items():
+        number = int(getattr(settings, name))
+        if number != int(getattr(base, name)):
+            lines.append(f"settings put {namespace} {key} {number * scale}")
     return lines
 
 
@@ -93,22 +103,27 @@ def files_from_listing(text: str, known: list[FileEntry]) -> list[FileEntry] | N
 
 
 def settings_get_command() -> str:
-    """One shell line that prints every mapped setting, one value a line."""
-    return "; ".join(
-        f"settings get {namespace} {key}" for namespace, key, _, _ in SETTINGS_KEYS.values()
-    )
+    """One shell line that prints every mapped setting, one value a line: the switches,
+    then the numbers."""
+    keys = [(ns, key) for ns, key, _, _ in SETTINGS_KEYS.values()]
+    keys += [(ns, key) for ns, key, _ in SETTINGS_NUMBERS.values()]
+    return "; ".join(f"settings get {namespace} {key}" for namespace, key in keys)
 
 
-def settings_values(output: str) -> dict[str, bool]:
+def settings_values(output: str) -> dict[str, bool | int]:
     """The mapped settings a device printed (``settings_get_command``), by world name; a
-    value that is neither the key's on nor off (``null``) is left out."""
+    value that is neither the key's on nor off, or not a number (``null``), is left out."""
     values = [line.strip() for line in output.lstrip("\r\n").splitlines()]
-    found: dict[str, bool] = {}
+    found: dict[str, bool | int] = {}
     for (name, (_, _, on, off)), value in zip(SETTINGS_KEYS.items(), values, strict=False):
         if value == on or (name == "location" and value in ("1", "2")):  # any location mode
             found[name] = True
         elif value == off:
             found[name] = False
+    numbers = values[len(SETTINGS_KEYS) :]
+    for (name, (_, _, scale)), value in zip(SETTINGS_NUMBERS.items(), numbers, strict=False):
+        if value.isdigit():
+            found[name] = int(value) // scale
     return found
 
 

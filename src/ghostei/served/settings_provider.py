@@ -2,9 +2,10 @@
 
 Keys that have a world setting read and write it (``global airplane_mode_on``, ``secure
 location_mode``, ``global package_verifier_enable`` for Play Protect, ``secure
-install_non_market_apps``, ``global adb_enabled``, ...); other keys are kept as given, starting
-from the values an API-34 emulator has. Writes are seeding, not a user's actions: they change the
-world without events, as ``settings put`` on a device shows in no app's log.
+install_non_market_apps``, ``global adb_enabled``, ``system screen_off_timeout`` in ms, ...);
+other keys are kept as given, starting from the values an API-34 emulator has. Writes are
+seeding, not a user's actions: they change the world without events, as ``settings put`` on a
+device shows in no app's log.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class Mapped:
     on: str = "1"
     off: str = "0"
     inverted: bool = False
+    scale: int = 0  # a number: device units per world unit (0: a switch)
 
 
 MAPPED: dict[tuple[str, str], Mapped] = {
@@ -38,6 +40,7 @@ MAPPED: dict[tuple[str, str], Mapped] = {
     ("secure", "ui_night_mode"): Mapped("dark_theme", on="2", off="1"),
     ("secure", "backup_enabled"): Mapped("backup"),
     ("secure", "lockscreen.disabled"): Mapped("screen_lock", inverted=True),
+    ("system", "screen_off_timeout"): Mapped("screen_timeout", scale=1000),  # ms; world: s
 }
 # Values an API-34 emulator has for keys clients commonly read.
 DEFAULTS: dict[str, dict[str, str]] = {
@@ -46,7 +49,6 @@ DEFAULTS: dict[str, dict[str, str]] = {
         "font_scale": "1.0",
         "screen_brightness": "102",
         "screen_brightness_mode": "0",
-        "screen_off_timeout": "60000",
         "user_rotation": "0",
     },
     "secure": {
@@ -84,6 +86,8 @@ class SettingsStore:
 def setting_get(session: Session, namespace: str, key: str) -> str | None:
     """A setting's value, None if unset."""
     mapped = MAPPED.get((namespace, key))
+    if mapped is not None and mapped.scale:
+        return str(int(getattr(session.phone.world.settings, mapped.field)) * mapped.scale)
     if mapped is not None:
         value = bool(getattr(session.phone.world.settings, mapped.field)) != mapped.inverted
         return mapped.on if value else mapped.off
@@ -93,6 +97,11 @@ def setting_get(session: Session, namespace: str, key: str) -> str | None:
 def setting_put(session: Session, namespace: str, key: str, value: str) -> None:
     """Set a setting (a world setting where the key has one)."""
     mapped = MAPPED.get((namespace, key))
+    if mapped is not None and mapped.scale:
+        if not value.strip().isdigit():
+            raise UsageError(f"Invalid value for {key}: {value}", 255)
+        setattr(session.phone.world.settings, mapped.field, int(value.strip()) // mapped.scale)
+        return
     if mapped is not None:
         on = value.strip() not in ("", "0", mapped.off, "false")
         setattr(session.phone.world.settings, mapped.field, on != mapped.inverted)
