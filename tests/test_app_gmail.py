@@ -9,7 +9,7 @@ from ghostei.observation import Observation
 from ghostei.sim.apps.base import SharePayload
 from ghostei.sim.phone import SimPhone
 
-from .helpers import click_label, find
+from .helpers import click, click_label, find
 
 GM = "com.google.android.gm"
 
@@ -252,3 +252,196 @@ def test_a_share_keeps_the_message_being_written(phone: SimPhone) -> None:
     obs = click_label(phone, phone.observe(), "Gmail", package="android")
     assert find(obs, "https://pdxeats.com/food-week", editable=True)
     assert events(phone, "email_draft")[0]["subject"] == "Unfinished"
+
+
+# ----- tabs, archive, stars and labels ---------------------------------------------------------
+
+TABS_SETUP: dict[str, Any] = {
+    **SETUP,
+    "emails": [
+        *SETUP["emails"],
+        {
+            "id": "p1",
+            "sender": "deals@trailgear.com",
+            "sender_name": "Trailgear",
+            "subject": "40% off tents this weekend",
+            "body": "Our spring sale ends Sunday.",
+            "time": "2026-05-11T06:00:00",
+            "category": "promotions",
+            "read": False,
+        },
+        {
+            "id": "p2",
+            "sender": "news@pdxeats.com",
+            "sender_name": "PDX Eats",
+            "subject": "Food week is back",
+            "body": "Twenty restaurants, one price.",
+            "time": "2026-05-09T06:00:00",
+            "category": "promotions",
+        },
+    ],
+}
+
+
+def open_tabs(phone: SimPhone) -> Observation:
+    phone.reset(TABS_SETUP)
+    return phone.act(Action(action_type="open_app", app_name="Gmail"))
+
+
+def texts(obs: Observation) -> set[str]:
+    return {e.text for e in obs.elements}
+
+
+def test_promotions_live_in_their_tab_and_head_primary(phone: SimPhone) -> None:
+    obs = open_tabs(phone)
+    assert "40% off tents this weekend" not in texts(obs)  # not in Primary
+    assert find(obs, "1 new") and find(obs, "Trailgear")  # the Promotions row heads Primary
+    obs = click_label(phone, obs, "Promotions")
+    assert {"40% off tents this weekend", "Food week is back"} <= texts(obs)
+    assert "Q2 roadmap review" not in texts(obs)
+    obs = back(phone)  # Back from a tab returns to Primary
+    assert find(obs, "Q2 roadmap review") and obs.foreground_package == GM
+
+
+def test_archive_leaves_the_inbox_and_keeps_the_mail_in_all_mail(phone: SimPhone) -> None:
+    obs = open_tabs(phone)
+    obs = click_label(phone, obs, "Open navigation drawer")
+    obs = click_label(phone, obs, "Promotions")
+    obs = click_label(phone, obs, "Food week is back")
+    obs = click_label(phone, obs, "Archive")
+    assert events(phone, "email_archived") == [
+        {"id": "p2", "sender": "news@pdxeats.com", "subject": "Food week is back"}
+    ]
+    assert "Food week is back" not in texts(obs)  # back on the tab, the mail gone from it
+    assert find(obs, "40% off tents this weekend")
+    mail = next(m for m in phone.world.emails if m.id == "p2")
+    assert mail.folder == "archive"
+    obs = click_label(phone, obs, "Open navigation drawer")
+    obs = click_label(phone, obs, "All mail")
+    assert find(obs, "Food week is back")
+    obs = click_label(phone, obs, "Food week is back")
+    assert not any(e.content_desc == "Archive" for e in obs.elements)  # already archived
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Move to Inbox")
+    assert mail.folder == "inbox" and mail.category == "promotions"
+
+
+def test_stars_toggle_in_the_list_and_the_mail_and_fill_starred(phone: SimPhone) -> None:
+    obs = open_tabs(phone)
+    obs = click_label(phone, obs, "Q2 roadmap review")
+    obs = click_label(phone, obs, "Not starred")
+    assert find(obs, "Starred").checked
+    obs = back(phone)
+    star = find(obs, "Starred")  # the list row's star shows it too
+    assert star.checked
+    obs = click(phone, find(obs, "Not starred"))  # the other row's star, from the list
+    assert phone.world.emails[1].starred
+    assert not events(phone, "email_opened")[1:]  # the star did not open the mail
+    assert [(e["id"], e["starred"]) for e in events(phone, "email_starred")] == [
+        ("e1", True),
+        ("e2", True),
+    ]
+    obs = click_label(phone, obs, "Open navigation drawer")
+    obs = click_label(phone, obs, "Starred")
+    assert {"Q2 roadmap review", "Your May statement is ready"} <= texts(obs)
+
+
+def test_a_new_label_then_move_to_it_and_change_labels(phone: SimPhone) -> None:
+    obs = open_tabs(phone)
+    obs = click_label(phone, obs, "Open navigation drawer")
+    obs = click_label(phone, obs, "Create new")
+    assert obs.keyboard_shown and find(obs, "New label")
+    obs = type_into(phone, obs, "Enter a new label", "Trips")
+    obs = click_label(phone, obs, "Done")
+    assert phone.world.email_labels == ["Trips"]
+    assert events(phone, "email_label_created") == [{"label": "Trips"}]
+    obs = click_label(phone, obs, "Trips")  # the drawer lists it under LABELS
+    assert find(obs, "Nothing in Trips")
+    obs = back(phone)  # to Primary
+    obs = click_label(phone, obs, "Q2 roadmap review")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Move to")
+    obs = click_label(phone, obs, "Trips")
+    mail = phone.world.emails[0]
+    assert mail.labels == ["Trips"] and mail.folder == "archive"
+    assert events(phone, "email_moved") == [
+        {"id": "e1", "subject": "Q2 roadmap review", "to": "Trips", "from": "Primary"}
+    ]
+    assert "Q2 roadmap review" not in texts(obs)  # moved out of the inbox
+    # Change labels: tick and untick on the statement, which stays in the inbox.
+    obs = click_label(phone, obs, "Your May statement is ready")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Change labels")
+    obs = click_label(phone, obs, "Trips")
+    obs = click_label(phone, obs, "OK")
+    assert phone.world.emails[1].labels == ["Trips"] and phone.world.emails[1].folder == "inbox"
+    assert find(obs, "Trips", resource_id=f"{GM}:id/label_chip")
+    assert events(phone, "email_labeled") == [
+        {"id": "e2", "label": "Trips", "labeled": True, "subject": "Your May statement is ready"}
+    ]
+    obs = back(phone)
+    obs = click_label(phone, obs, "Open navigation drawer")
+    obs = click_label(phone, obs, "Trips")
+    assert {"Q2 roadmap review", "Your May statement is ready"} <= texts(obs)
+
+
+def test_a_label_name_in_use_is_refused(phone: SimPhone) -> None:
+    phone.reset({**TABS_SETUP, "email_labels": ["Trips"]})
+    obs = phone.act(Action(action_type="open_app", app_name="Gmail"))
+    obs = click_label(phone, obs, "Open navigation drawer")
+    obs = click_label(phone, obs, "Create new")
+    obs = type_into(phone, obs, "Enter a new label", "trips")
+    assert find(obs, "This label already exists")
+    assert not find(obs, "Done").enabled
+    assert phone.world.email_labels == ["Trips"]
+
+
+def test_move_to_a_tab_recategorises(phone: SimPhone) -> None:
+    obs = open_tabs(phone)
+    obs = click_label(phone, obs, "Your May statement is ready")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Move to")
+    obs = click_label(phone, obs, "Promotions")
+    mail = phone.world.emails[1]
+    assert mail.folder == "inbox" and mail.category == "promotions"
+    assert "Your May statement is ready" not in texts(obs)
+
+
+def test_selected_mails_are_archived_starred_and_moved_together(phone: SimPhone) -> None:
+    phone.reset({**TABS_SETUP, "email_labels": ["Deals"]})
+    obs = phone.act(Action(action_type="open_app", app_name="Gmail"))
+    obs = click_label(phone, obs, "Promotions")
+    # The avatar selects; a tap on another row then adds it to the selection.
+    obs = click_label(phone, obs, "Select conversation from Trailgear")
+    assert find(obs, "1", resource_id=f"{GM}:id/action_bar_title")
+    assert find(obs, "Deselect conversation from Trailgear").checked
+    obs = click_label(phone, obs, "Food week is back")
+    assert find(obs, "2", resource_id=f"{GM}:id/action_bar_title")
+    assert not events(phone, "email_opened")  # tapping in selection mode selects
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Add star")
+    assert all(m.starred for m in phone.world.emails if m.category == "promotions")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Move to")
+    obs = click_label(phone, obs, "Deals")
+    promos = [m for m in phone.world.emails if m.category == "promotions"]
+    assert all(m.labels == ["Deals"] and m.folder == "archive" for m in promos)
+    assert [e["id"] for e in events(phone, "email_moved")] == ["p1", "p2"]
+    assert find(obs, "Nothing in Promotions") and find(obs, "Search in mail")  # selection over
+
+
+def test_a_long_press_selects_and_archive_takes_the_selection(phone: SimPhone) -> None:
+    obs = open_tabs(phone)
+    obs = click_label(phone, obs, "Promotions")
+    x, y = find(obs, "40% off tents this weekend").center
+    obs = phone.act(Action(action_type="long_press", x=x, y=y))
+    obs = click_label(phone, obs, "Food week is back")
+    obs = click_label(phone, obs, "Food week is back")  # a second tap deselects
+    assert find(obs, "1", resource_id=f"{GM}:id/action_bar_title")
+    obs = click_label(phone, obs, "Archive")
+    assert [e["id"] for e in events(phone, "email_archived")] == ["p1"]
+    assert {m.id: m.folder for m in phone.world.emails}["p2"] == "inbox"
+    x, y = find(obs, "Food week is back").center
+    obs = phone.act(Action(action_type="long_press", x=x, y=y))
+    obs = back(phone)  # Back leaves selection mode, still on the tab
+    assert find(obs, "Search in mail") and find(obs, "Food week is back")

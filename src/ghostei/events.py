@@ -58,6 +58,8 @@ EVENTS: dict[str, EventKind] = {
             "phone",
         ),
         _kind("contact_shared", "id", "name", "text"),
+        # Contacts' Merge duplicates: ``id`` the contact kept, ``merged`` the ids merged into it.
+        _kind("contacts_merged", "id", "merged", "name"),
         _kind(
             "note_saved",
             "body",
@@ -132,6 +134,12 @@ EVENTS: dict[str, EventKind] = {
         ),
         _kind("email_draft", "attachments", "body", "cc", "id", "subject", "to"),
         _kind("email_deleted", "id", "permanent", "sender", "subject"),
+        _kind("email_archived", "id", "sender", "subject"),
+        _kind("email_starred", "id", "starred", "subject"),
+        # ``labeled``: the label put on (true) or taken off; ``to``: a Move to's label or tab.
+        _kind("email_labeled", "id", "label", "labeled", "subject"),
+        _kind("email_moved", "from", "id", "subject", "to"),
+        _kind("email_label_created", "label"),
         _kind(
             "event_saved",
             "all_day",
@@ -149,6 +157,8 @@ EVENTS: dict[str, EventKind] = {
         # Gallery, Camera, Files, PhotoNote
         _kind("photo_taken", "hdr", "lens", "path", "scene"),
         _kind("photo_viewed", "name", "path", "type"),
+        # Gallery's backup turned on: the Google Account it backs up to, how many photos.
+        _kind("backup_started", "account", "items"),
         _kind("file_opened", "cloud", "email", "name", "path", "source", "type"),
         _kind("file_deleted", "name", "path", "type"),
         # ``moved``: into another folder (a Gallery album); ``description``: a photo's caption.

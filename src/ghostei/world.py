@@ -403,6 +403,7 @@ class World(_Model):
 
     owner: Owner = Field(default_factory=Owner)
     contacts: list[Contact] = Field(default_factory=list)
+    contacts_sort_by: Literal["first_name", "last_name"] = "first_name"  # Contacts' Sort by
     sms: list[Sms] = Field(default_factory=list)
     reservations: list[Reservation] = Field(default_factory=list)
     saved_properties: list[SavedProperty] = Field(default_factory=list)  # Booking wishlists

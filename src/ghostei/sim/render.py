@@ -288,6 +288,28 @@ class Renderer:
             k = int(r * 0.28)
             draw.ellipse((cx - k, cy - 2 * k, cx + k, cy), fill=fg)
             draw.pieslice((cx - 2 * k, cy + k // 2, cx + 2 * k, cy + 4 * k), 180, 360, fill=fg)
+        elif glyph in ("star", "star_outline"):  # Gmail's star, filled once starred
+            k = int(r * 0.6)
+            points = [
+                (
+                    cx + (k if i % 2 == 0 else k * 0.4) * math.sin(math.pi * i / 5),
+                    cy - (k if i % 2 == 0 else k * 0.4) * math.cos(math.pi * i / 5),
+                )
+                for i in range(10)
+            ]
+            if glyph == "star":
+                draw.polygon(points, fill=fg)
+            else:
+                draw.polygon(points, outline=fg, width=max(2, lw - 1))
+        elif glyph == "more":  # an overflow menu's three dots
+            k = max(2, lw // 2 + 1)
+            for off in (-r // 3, 0, r // 3):
+                draw.ellipse((cx - k, cy + off - k, cx + k, cy + off + k), fill=fg)
+        elif glyph == "archive":  # a box with a lid and a down arrow
+            k = r // 2
+            draw.rectangle((cx - k, cy - k, cx + k, cy - k // 2), outline=fg, width=lw)
+            draw.rectangle((cx - k + 2, cy - k // 2, cx + k - 2, cy + k), outline=fg, width=lw)
+            draw.line((cx, cy - k // 4, cx, cy + k // 2), fill=fg, width=lw)
         elif glyph == "check":  # a tick (a selected item in a picker)
             k = r // 2
             tick = [(cx - k, cy), (cx - k // 3, cy + k * 2 // 3), (cx + k, cy - k // 2)]

@@ -351,6 +351,32 @@ def radio_row(label: str, checked: bool, on_pick: Handler, *, summary: str = "")
     )
 
 
+def check_row(label: str, checked: bool, on_toggle: Handler) -> Node:
+    """One choice of a multiple-choice list (a dialog's labels): a CheckBox before its label;
+    the row and the box both toggle."""
+    box = Node(
+        cls="android.widget.CheckBox",
+        rid="checkbox",
+        checkable=True,
+        checked=checked,
+        clickable=True,
+        focusable=True,
+        on_click=on_toggle,
+        width=20,
+        height=20,
+        margin=(0, 2, 0, 2),
+        style=Style(bg=ACCENT if checked else (255, 255, 255), border=OUTLINE, radius=3),
+    )
+    return row(
+        box,
+        text(label, size=17, rid="title"),
+        clickable=True,
+        on_click=on_toggle,
+        pad=(24, 14, 24, 14),
+        gap=20,
+    )
+
+
 def image(glyph: str, desc: str = "", *, size: float = 48, color: Color = (208, 188, 255)) -> Node:
     """An image placeholder: a tinted tile with a glyph."""
     return Node(

@@ -1,4 +1,5 @@
-"""Gmail: folders of mail, reading with links and attachments, reply, forward and compose."""
+"""Gmail: inbox tabs, folders and labels of mail, reading with links and attachments, stars,
+archive, reply, forward and compose."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, cast, get_args
 
-from ...world import Contact, Email, FileEntry
+from ...world import Contact, Email, EmailCategory, FileEntry
 from ..ui import (
     DIVIDER,
     INK,
@@ -19,11 +20,14 @@ from ..ui import (
     TextHandler,
     button,
     card,
+    check_row,
     column,
     divider,
     icon_button,
     image,
+    input_dialog,
     list_row,
+    popup_menu,
     row,
     scroll,
     spacer,
@@ -40,14 +44,27 @@ PAGE: Color = (255, 255, 255)
 UNREAD_BG: Color = (255, 255, 255)
 READ_BG: Color = (242, 246, 252)
 
-# The drawer's folders: (folder id, label).
+SCRIM: Color = (96, 93, 102)  # what a modal dialog's scrim leaves of the white screen
+# The inbox tabs (Gmail's categories): (category, label); the Primary tab is the view "inbox".
+CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("primary", "Primary"),
+    ("promotions", "Promotions"),
+    ("social", "Social"),
+    ("updates", "Updates"),
+)
+# The drawer's system folders after the tabs: (view id, label). A user label's view is
+# ``label:<name>``; a tab's is its category (Primary's is "inbox").
 FOLDERS: tuple[tuple[str, str], ...] = (
     ("inbox", "Inbox"),
+    ("starred", "Starred"),
     ("sent", "Sent"),
     ("drafts", "Drafts"),
+    ("all", "All mail"),
     ("spam", "Spam"),
     ("trash", "Trash"),
 )
+TABS = {c: label for c, label in CATEGORIES if c != "primary"}
+LABEL_VIEW = "label:"
 RECIPIENT_SPLIT = re.compile(r"[,;]")
 EMAIL_ADDRESS = re.compile(r"[^@\s<>()]+@[^@\s<>()]+\.[A-Za-z]{2,}")
 
@@ -86,6 +103,10 @@ class Gmail(App):
         self.draft = Draft()
         self.pristine = Draft().content()  # the compose content when it was opened
         self.error = ""  # why Send refused, shown on the compose screen
+        self.menu = False  # the opened mail's overflow menu is open
+        self.new_label = ""  # the New label dialog's field
+        self.picked: list[str] = []  # the Change labels dialog's ticked labels
+        self.selected: list[str] = []  # the list's selected mails (its selection mode)
 
     def receive_share(self, payload: SharePayload) -> None:
         # A share opens a new message holding what was shared; the user picks recipients.
@@ -109,16 +130,29 @@ class Gmail(App):
         if self.screen == "compose":
             self._leave_compose()
             return True
+        if self.menu:
+            self.menu = False
+            return True
+        if self.screen == "main" and self.selected:
+            self.selected = []  # Back leaves the selection mode
+            return True
+        if len(self.screens) == 1 and self.folder != "inbox":
+            self._show("inbox")  # Back from another folder or label returns to the inbox
+            return True
         return super().back()
 
     # ----- screens ----------------------------------------------------------------------
 
     def screen_main(self) -> Node:
-        title = dict(FOLDERS)[self.folder]
+        title = self._title(self.folder)
         mails = self._listed()
         rows: list[Node] = [
             text(
-                title.upper() if self.folder != "inbox" else "Primary",
+                "Primary"
+                if self.folder == "inbox"
+                else title
+                if self.folder in TABS
+                else title.upper(),
                 size=13,
                 weight=600,
                 fg=MUTED,
@@ -126,6 +160,8 @@ class Gmail(App):
                 rid="folder_name",
             )
         ]
+        if self.folder == "inbox" and not self.query.strip():
+            rows += self._tab_summaries()
         rows += [self._row(m) for m in mails]
         if not mails:
             query = self.query.strip()
@@ -139,14 +175,23 @@ class Gmail(App):
             rid="open_search",
             on_submit=self.os.clear_focus,  # the list filters as you type
         )
-        return column(
-            row(
+        chosen = [m for m in mails if m.id in self.selected]
+        bar = (
+            self._selection_bar(chosen)
+            if chosen
+            else row(
                 icon_button("menu", "Open navigation drawer", lambda: self.push("drawer")),
                 search,
                 pad=(8, 8, 16, 8),
                 gap=4,
                 rid="search_bar",
-            ),
+            )
+        )
+        kids = [bar]
+        if chosen and self.menu:
+            kids.append(self._overflow(chosen))
+        return column(
+            *kids,
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="thread_list_view"),
             row(
                 spacer(0),
@@ -158,17 +203,20 @@ class Gmail(App):
 
     def screen_drawer(self) -> Node:
         rows: list[Node] = [text("Gmail", size=22, weight=500, fg=RED, pad=(24, 20, 24, 12))]
-        for folder, label in FOLDERS:
-            unread = sum(1 for m in self.os.world.emails if m.folder == folder and not m.read)
-            rows.append(
-                list_row(
-                    label,
-                    trailing=str(unread) if unread and folder != "sent" else "",
-                    bold=folder == self.folder,
-                    rid="folder",
-                    on_click=partial(self._switch_folder, folder),
-                )
+        views = [c if c != "primary" else "inbox" for c, _ in CATEGORIES]
+        views += [f for f, _ in FOLDERS if f != "inbox"]
+        for view in views:
+            rows.append(self._drawer_row(view, self._title(view) if view != "inbox" else "Primary"))
+        rows.append(text("LABELS", size=13, weight=600, fg=MUTED, pad=(24, 16, 24, 4)))
+        rows += [self._drawer_row(LABEL_VIEW + name, name) for name in self._labels()]
+        rows.append(
+            list_row(
+                "Create new",
+                leading=icon_button("+", "", None),
+                rid="create_label",
+                on_click=self._start_label,
             )
+        )
         return column(
             top_bar(self.os.world.owner.email, on_back=self.pop),
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="drawer"),
@@ -178,17 +226,19 @@ class Gmail(App):
     def screen_message(self) -> Node:
         email = self._email(str(self.args["id"]))
         if email is None:  # deleted meanwhile, or a stale deep link
-            return column(
-                top_bar("", on_back=self.pop),
-                text("This message no longer exists", fg=MUTED, align="center", pad=(0, 40, 0, 0)),
-                style=Style(bg=PAGE),
-            )
+            return self._gone()
         owner = self.os.world.owner
         sender = email.sender_name or email.sender or owner.name
         address = email.sender or owner.email
         to = ", ".join(self._name(a) for a in email.to) or "me"
         kids: list[Node] = [
-            text(email.subject or "(no subject)", size=22, pad=(16, 8, 16, 8), rid="subject"),
+            row(
+                text(email.subject or "(no subject)", size=22, rid="subject"),
+                self._star_toggle(email),
+                pad=(16, 8, 8, 0),
+                gap=8,
+            ),
+            *self._chips(email),
             row(
                 image(sender[:1].upper() or "?", size=40, color=_tint(address)),
                 column(
@@ -247,25 +297,93 @@ class Gmail(App):
                 gap=12,
             )
         )
-        return column(
-            top_bar(
-                "",
-                on_back=self.pop,
-                actions=[
-                    spacer(0),
-                    button(
-                        "Delete",
-                        lambda: self._delete(email),
-                        filled=False,
-                        color=INK,
-                        rid="delete",
-                        width=100,
-                    ),
-                ],
+        actions: list[Node] = [spacer(0)]
+        if email.folder == "inbox":
+            archive = partial(self._archive, [email])
+            actions.append(icon_button("archive", "Archive", archive, rid="archive"))
+        actions += [
+            button(
+                "Delete",
+                lambda: self._delete(email),
+                filled=False,
+                color=INK,
+                rid="delete",
+                width=100,
             ),
+            icon_button("more", "More options", self._toggle_menu, rid="overflow"),
+        ]
+        screen = [
+            top_bar("", on_back=self.pop, actions=actions),
             scroll(*kids, offset=self.offset(), on_scroll=self.set_offset, rid="conversation_view"),
-            style=Style(bg=PAGE),
+        ]
+        if self.menu:
+            screen.insert(1, self._overflow([email]))
+        return column(*screen, style=Style(bg=PAGE))
+
+    def screen_move_to(self) -> Node:
+        mails = self._chosen()
+        if not mails:
+            return self._gone()
+        here = {self._place(m) for m in mails}
+        rows = [
+            list_row(
+                name,
+                bold=here == {name},
+                rid="move_target",
+                on_click=partial(self._move, mails, target),
+            )
+            for target, name in self._move_targets()
+        ]
+        panel = input_dialog(
+            "Move to",
+            column(*rows),
+            [button("Cancel", self.pop, filled=False, color=LINK, rid="cancel")],
         )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM))
+
+    def screen_change_labels(self) -> Node:
+        mails = self._chosen()
+        if not mails:
+            return self._gone()
+        names = self._labels()
+        rows: list[Node] = [
+            check_row(name, name in self.picked, partial(self._tick, name)) for name in names
+        ]
+        if not names:
+            rows.append(text("No labels yet", fg=MUTED, pad=(24, 8, 24, 8)))
+        panel = input_dialog(
+            "Change labels",
+            column(*rows),
+            [
+                button("Cancel", self.pop, filled=False, color=LINK, rid="cancel"),
+                button("OK", partial(self._relabel, mails), color=LINK, rid="ok"),
+            ],
+        )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM))
+
+    def screen_new_label(self) -> Node:
+        name = self.new_label.strip()
+        taken = name.casefold() in {n.casefold() for n in self._labels()}
+        error = "This label already exists" if taken else ""
+        valid = bool(name) and not taken
+        field = text_field(
+            self.new_label,
+            self._set_new_label,
+            hint="Enter a new label",
+            field_name="new_label",
+            rid="label_name",
+            on_submit=self._create_label if valid else None,
+        )
+        panel = input_dialog(
+            "New label",
+            field,
+            [
+                button("Cancel", self.pop, filled=False, color=LINK, rid="cancel"),
+                button("Done", self._create_label, color=LINK, enabled=valid, rid="done"),
+            ],
+            error=error,
+        )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM))
 
     def screen_compose(self) -> Node:
         d = self.draft
@@ -393,6 +511,123 @@ class Gmail(App):
 
     # ----- pieces -----------------------------------------------------------------------
 
+    def _gone(self) -> Node:
+        return column(
+            top_bar("", on_back=self.pop),
+            text("This message no longer exists", fg=MUTED, align="center", pad=(0, 40, 0, 0)),
+            style=Style(bg=PAGE),
+        )
+
+    def _selection_bar(self, chosen: list[Email]) -> Node:
+        """The list's contextual bar while mails are selected: how many, and what to do."""
+        actions: list[Node] = []
+        if all(m.folder == "inbox" for m in chosen):
+            actions.append(
+                icon_button("archive", "Archive", partial(self._archive, chosen), rid="archive")
+            )
+        actions.append(icon_button("x", "Delete", partial(self._delete_all, chosen), rid="delete"))
+        unread = any(not m.read for m in chosen)
+        actions += [
+            icon_button(
+                "check" if unread else "bubble",
+                "Mark read" if unread else "Mark unread",
+                partial(self._mark, chosen, unread),
+                rid="read",
+            ),
+            icon_button("more", "More options", self._toggle_menu, rid="overflow"),
+        ]
+        done = icon_button("<", "Done", self._clear_selection, rid="action_mode_close_button")
+        return row(
+            done,
+            text(str(len(chosen)), size=20, weight=500, pad=(4, 10, 0, 0), rid="action_bar_title"),
+            *actions,
+            pad=(4, 8, 8, 8),
+            gap=4,
+            height=64,
+            rid="action_mode_bar",
+            style=Style(bg=(211, 227, 253)),
+        )
+
+    def _overflow(self, mails: list[Email]) -> Node:
+        """More options, for an opened mail or the selected ones."""
+        starred = all(m.starred for m in mails)
+        items = [
+            ("Move to", partial(self._open_dialog, "move_to", mails)),
+            ("Change labels", partial(self._open_dialog, "change_labels", mails)),
+            ("Remove star" if starred else "Add star", partial(self._star, mails, not starred)),
+        ]
+        if self.screen == "message":
+            items.append(("Mark unread", partial(self._mark, mails, False)))
+        if any(m.folder == "archive" for m in mails):
+            items.insert(0, ("Move to Inbox", partial(self._unarchive, mails)))
+        return row(spacer(0), popup_menu(items, width=220), pad=(0, 0, 8, 0))
+
+    def _drawer_row(self, view: str, label: str) -> Node:
+        mails = [m for m in self._in_view(view) if not m.read]
+        unread = len(mails) if view not in ("sent", "starred", "all") else 0
+        count = "" if not unread else f"{unread} new" if view in TABS else str(unread)
+        return list_row(
+            label,
+            trailing=count,
+            bold=view == self.folder,
+            rid="folder",
+            on_click=partial(self._switch_folder, view),
+        )
+
+    def _tab_summaries(self) -> list[Node]:
+        """The rows heading the Primary tab for tabs with new mail: the tab's name, who
+        wrote, how many are new; a tap opens the tab."""
+        rows: list[Node] = []
+        for category, label in TABS.items():
+            new = [m for m in self._in_view(category) if not m.read]
+            if not new:
+                continue
+            new.sort(key=lambda m: m.time, reverse=True)
+            senders = ", ".join(dict.fromkeys(m.sender_name or m.sender for m in new))
+            rows.append(
+                list_row(
+                    label,
+                    senders,
+                    leading=image(label[:1], size=40, color=_tint(category)),
+                    trailing=f"{len(new)} new",
+                    rid="category_row",
+                    bold=True,
+                    on_click=partial(self._show, category),
+                )
+            )
+        return rows
+
+    def _star_toggle(self, m: Email) -> Node:
+        star = icon_button(
+            "star" if m.starred else "star_outline",
+            "Starred" if m.starred else "Not starred",  # a toggle: its desc says its state
+            partial(self._star, [m], not m.starred),
+            rid="star",
+        )
+        star.checkable, star.checked = True, m.starred
+        if m.starred:
+            star.style = replace(star.style, fg=(244, 180, 0))
+        return star
+
+    def _chips(self, m: Email) -> list[Node]:
+        """The opened mail's labels under its subject: its inbox tab, then the user labels."""
+        names = list(m.labels)
+        if m.folder == "inbox":
+            names.insert(0, "Inbox" if m.category == "primary" else TABS[m.category])
+        chips = [
+            text(
+                name,
+                size=13,
+                fg=MUTED,
+                pad=(8, 2, 8, 2),
+                rid="label_chip",
+                bg=(234, 236, 239),
+                width=9 * len(name) + 20,
+            )
+            for name in names
+        ]
+        return [row(*chips, spacer(0), pad=(16, 4, 16, 4), gap=6)] if chips else []
+
     def _row(self, m: Email) -> Node:
         unread = not m.read and m.folder not in ("sent", "drafts")
         weight = 700 if unread else 400
@@ -418,8 +653,20 @@ class Gmail(App):
         if m.attachments:
             snippet = f"{snippet} · {_file_name(m.attachments[0])}".strip(" ·")
         name = m.sender_name or m.sender or self.os.world.owner.name
+        chosen = m.id in self.selected
+        avatar = image(
+            "check" if chosen else name[:1].upper() or "?",
+            f"{'Deselect' if chosen else 'Select'} conversation from {name}",
+            size=40,
+            color=(11, 87, 208) if chosen else _tint(m.sender or name),
+        )
+        avatar.rid, avatar.on_click = "contact_image", partial(self._pick, m)
+        avatar.clickable, avatar.checkable, avatar.checked = True, True, chosen
+        if chosen:
+            avatar.style = replace(avatar.style, fg=(255, 255, 255))
+        bg = (194, 231, 255) if chosen else UNREAD_BG if unread else READ_BG
         return row(
-            image(name[:1].upper() or "?", size=40, color=_tint(m.sender or name)),
+            avatar,
             column(
                 row(*head, gap=8),
                 text(
@@ -428,13 +675,17 @@ class Gmail(App):
                 text(snippet, size=14, fg=MUTED, max_lines=1, rid="snippet"),
                 gap=2,
             ),
+            self._star_toggle(m),
             rid="viewified_conversation_item_view",
             clickable=True,
+            long_clickable=True,
             focusable=True,
-            on_click=partial(self._open, m),
+            selected=chosen,
+            on_click=partial(self._pick, m) if self.selected else partial(self._open, m),
+            on_long_click=partial(self._pick, m),
             pad=(16, 10, 16, 10),
             gap=14,
-            style=Style(bg=UNREAD_BG if unread else READ_BG),
+            style=Style(bg=bg),
         )
 
     def _attachment_chip(self, email: Email, path: str) -> Node:
@@ -496,8 +747,127 @@ class Gmail(App):
         return set_value
 
     def _switch_folder(self, folder: str) -> None:
-        self.folder = folder
+        self._show(folder)
+        self.pop()
+
+    def _show(self, view: str) -> None:
+        self.folder = view
         self.query = ""
+        self._clear_selection()
+
+    def _pick(self, email: Email) -> None:
+        """Select a mail in the list, or deselect it (its avatar, a long press, or a tap
+        while in selection mode)."""
+        self.menu = False
+        if email.id in self.selected:
+            self.selected.remove(email.id)
+        else:
+            self.selected.append(email.id)
+
+    def _clear_selection(self) -> None:
+        self.selected = []
+        self.menu = False
+
+    def _chosen(self) -> list[Email]:
+        """The mails a dialog acts on."""
+        return [m for m in self.os.world.emails if m.id in self.args.get("ids", ())]
+
+    def _done(self) -> None:
+        """After an action on mails: back to the list, out of selection mode."""
+        self._clear_selection()
+        self.os.clear_focus()
+        self.screens = [(self.home_screen, {})]
+
+    def _toggle_menu(self) -> None:
+        self.menu = not self.menu
+
+    def _open_dialog(self, screen: str, mails: list[Email]) -> None:
+        self.menu = False
+        self.picked = [n for n in self._labels() if all(n in m.labels for m in mails)]
+        self.push(screen, ids=tuple(m.id for m in mails))
+
+    def _star(self, mails: list[Email], starred: bool) -> None:
+        self.menu = False
+        for email in mails:
+            if email.starred != starred:
+                email.starred = starred
+                self.os.log("email_starred", id=email.id, starred=starred, subject=email.subject)
+
+    def _mark(self, mails: list[Email], read: bool) -> None:
+        for email in mails:
+            email.read = read
+        self._done()  # Gmail goes back to the list, a mail marked unread bold again
+
+    def _archive(self, mails: list[Email]) -> None:
+        """Archive: out of the Inbox (and its tab), kept in All mail and under its labels."""
+        for email in mails:
+            email.folder = "archive"
+            self.os.log("email_archived", id=email.id, sender=email.sender, subject=email.subject)
+        self._done()
+
+    def _unarchive(self, mails: list[Email]) -> None:
+        self.menu = False
+        for email in mails:
+            if email.folder == "archive":
+                old = self._place(email)
+                email.folder = "inbox"
+                moved = {"id": email.id, "subject": email.subject, "to": "Inbox", "from": old}
+                self.os.log("email_moved", **moved)
+
+    def _move(self, mails: list[Email], target: str) -> None:
+        """Move to: a tab puts the mail in the inbox under that tab; a label puts the label on
+        and takes the mail out of the Inbox, as moving out of a folder does."""
+        for email in mails:
+            old = self._place(email)
+            if target.startswith(LABEL_VIEW):
+                name = target.removeprefix(LABEL_VIEW)
+                if email.folder == "inbox":
+                    email.folder = "archive"
+                if name not in email.labels:
+                    email.labels.append(name)
+                label = name
+            else:
+                email.folder = "inbox"
+                email.category = _category(target)
+                label = TABS.get(target, "Primary")
+            moved = {"id": email.id, "subject": email.subject, "to": label, "from": old}
+            self.os.log("email_moved", **moved)
+        self._done()  # back to the list: the mail has left the tab it was opened from
+
+    def _tick(self, name: str) -> None:
+        self.picked = [n for n in self.picked if n != name] + (
+            [] if name in self.picked else [name]
+        )
+
+    def _relabel(self, mails: list[Email]) -> None:
+        """Change labels' OK: the ticked labels go on, the unticked come off."""
+        for email in mails:
+            for name in self._labels():
+                on = name in self.picked
+                if on == (name in email.labels):
+                    continue
+                email.labels = [n for n in email.labels if n != name] + ([name] if on else [])
+                self.os.log(
+                    "email_labeled", id=email.id, label=name, labeled=on, subject=email.subject
+                )
+        self.pop()
+        self._clear_selection()
+
+    def _start_label(self) -> None:
+        self.new_label = ""
+        self.push("new_label")
+        self.os.focus("new_label")
+
+    def _set_new_label(self, value: str) -> None:
+        self.new_label = value
+
+    def _create_label(self) -> None:
+        name = self.new_label.strip()
+        if not name or name.casefold() in {n.casefold() for n in self._labels()}:
+            return
+        self.os.world.email_labels.append(name)
+        self.os.log("email_label_created", label=name)
+        self.new_label = ""
         self.pop()
 
     def _open(self, email: Email) -> None:
@@ -539,7 +909,16 @@ class Gmail(App):
         self.os.log("file_opened", path=path, source="email", email=email.id)
         self.push("attachment", path=path)
 
+    def _delete_all(self, mails: list[Email]) -> None:
+        for email in mails:
+            self._trash(email)
+        self._done()
+
     def _delete(self, email: Email) -> None:
+        self._trash(email)
+        self.pop()
+
+    def _trash(self, email: Email) -> None:
         permanent = email.folder == "trash"
         if permanent:
             self.os.world.emails.remove(email)
@@ -552,7 +931,6 @@ class Gmail(App):
             subject=email.subject,
             permanent=permanent,
         )
-        self.pop()
 
     def _compose_new(self) -> None:
         self._open_compose(Draft(), pristine=Draft())
@@ -698,17 +1076,51 @@ class Gmail(App):
         query = self.query.strip().lower()
         mails = [
             m
-            for m in self.os.world.emails
-            if m.folder == self.folder
-            and (
-                not query
-                or any(
-                    query in part.lower()
-                    for part in (m.sender, m.sender_name, m.subject, m.body, *m.to)
-                )
+            for m in self._in_view(self.folder)
+            if not query
+            or any(
+                query in part.lower()
+                for part in (m.sender, m.sender_name, m.subject, m.body, *m.to)
             )
         ]
         return sorted(mails, key=lambda m: m.time, reverse=True)
+
+    def _in_view(self, view: str) -> list[Email]:
+        """The mail a drawer entry shows: an inbox tab's, a folder's, or a label's."""
+        mails = self.os.world.emails
+        kept = [m for m in mails if m.folder not in ("spam", "trash")]
+        if view == "inbox" or view in TABS:
+            tab = "primary" if view == "inbox" else view
+            return [m for m in mails if m.folder == "inbox" and m.category == tab]
+        if view == "starred":
+            return [m for m in kept if m.starred]
+        if view == "all":
+            return kept
+        if view.startswith(LABEL_VIEW):
+            return [m for m in kept if view.removeprefix(LABEL_VIEW) in m.labels]
+        return [m for m in mails if m.folder == view]
+
+    def _title(self, view: str) -> str:
+        if view.startswith(LABEL_VIEW):
+            return view.removeprefix(LABEL_VIEW)
+        return TABS.get(view) or dict(FOLDERS).get(view, view)
+
+    def _labels(self) -> list[str]:
+        """The owner's labels: those made, and any a mail carries, in alphabetical order."""
+        world = self.os.world
+        names = dict.fromkeys([*world.email_labels, *(n for m in world.emails for n in m.labels)])
+        return sorted(names, key=str.casefold)
+
+    def _place(self, email: Email) -> str:
+        """Where a mail is, as Move to names it: its inbox tab, else its folder."""
+        if email.folder == "inbox":
+            return dict(CATEGORIES)[email.category]
+        return self._title(email.folder)
+
+    def _move_targets(self) -> list[tuple[str, str]]:
+        """Move to's choices: the inbox tabs, then the owner's labels."""
+        tabs = [(c, label) for c, label in CATEGORIES]
+        return tabs + [(LABEL_VIEW + n, n) for n in self._labels()]
 
     def _email(self, email_id: str) -> Email | None:
         return next((m for m in self.os.world.emails if m.id == email_id), None)
@@ -743,6 +1155,11 @@ class Gmail(App):
 def body_links(body: str) -> list[str]:
     """The tappable links in a mail or event text; the domain of an email address is not one."""
     return find_links(EMAIL_ADDRESS.sub(" ", body))
+
+
+def _category(view: str) -> EmailCategory:
+    """The inbox tab a Move to target names."""
+    return cast(EmailCategory, view) if view in get_args(EmailCategory) else "primary"
 
 
 def _compose_row(*children: Node) -> Node:
