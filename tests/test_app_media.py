@@ -593,7 +593,8 @@ def test_photonote_folders_take_notes_one_by_one_or_selected_together(phone: Sim
     obs = phone.act(Action(action_type="navigate_back"))
     find(obs, "1 note")
     # Several by selection.
-    obs = click_label(phone, obs, "Select")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Select notes")
     obs = click_label(phone, obs, "Cabin trip")
     obs = click_label(phone, obs, "Select Bank & ID")
     find(obs, "2 selected")
@@ -628,3 +629,26 @@ def test_photonote_folder_names_are_unique(phone: SimPhone) -> None:
     obs = _type(phone, obs, "Folder name", "trips")
     find(obs, "A folder with this name already exists")
     assert not find(obs, "Create", class_name="android.widget.Button").enabled
+
+
+def test_photonote_backs_every_note_up_into_one_text_file(phone: SimPhone) -> None:
+    obs = _start(phone, "PhotoNote")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Back up notes")
+    find(obs, "Back up notes?")
+    obs = click_label(phone, obs, "Back up")
+    path = "/sdcard/Documents/PhotoNote/PhotoNote_backup_20260512_0941.txt"
+    backup = phone.world.file(path)
+    assert backup is not None
+    assert "Cabin trip\nWi-Fi: cedar-lodge-22" in backup.content
+    assert "Bank & ID\n(locked)" in backup.content  # a locked note's text stays out
+    assert "Card PIN hint" not in backup.content
+    saved = _data(phone, "file_saved")[-1]
+    assert (saved["path"], saved["created"], saved["content"]) == (path, True, backup.content)
+    find(obs, "Notes backed up to Documents/PhotoNote/PhotoNote_backup_20260512_0941.txt")
+    # Files lists it where it was saved.
+    obs = phone.act(Action(action_type="open_app", app_name="Files"))
+    obs = click_label(phone, obs, "Internal storage")
+    obs = click_label(phone, obs, "Documents")
+    obs = click_label(phone, obs, "PhotoNote")
+    find(obs, "PhotoNote_backup_20260512_0941.txt")

@@ -5,6 +5,8 @@ A note's photos are image files in shared storage, picked from what Gallery show
 is a share target for files: sharing photos to it starts a new note holding them. The main
 screen lists the folders (``world.note_folders``) above the notes in none; a folder lists
 its own. Notes move into a folder one by one (a note's Move) or several at once (Select).
+"Back up notes" saves every note as one text file in Documents/PhotoNote, as note apps'
+backups do (a locked note's text stays out of it).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ...world import Note
+from ...world import FileEntry, Note
 from ..ui import (
     MUTED,
     Color,
@@ -22,10 +24,12 @@ from ..ui import (
     button,
     card,
     column,
+    dialog,
     form_field,
     icon_button,
     image,
     list_row,
+    popup_menu,
     row,
     scroll,
     spacer,
@@ -35,8 +39,9 @@ from ..ui import (
 )
 from .base import App, AppIcon, SharePayload, register_app
 from .files import name_dialog
-from .gallery import DANGER, confirm_dialog, date_label, grid, media, thumbnail
+from .gallery import DANGER, SCRIM_BG, confirm_dialog, date_label, grid, media, thumbnail
 
+BACKUPS = "/sdcard/Documents/PhotoNote"  # where "Back up notes" saves its files
 BRAND: Color = (245, 124, 0)
 PAGE: Color = (255, 248, 240)
 WHITE: Color = (255, 255, 255)
@@ -60,6 +65,8 @@ class PhotoNote(App):
         self.folder_name = ""  # the New folder dialog's field
         self.selecting = False  # the note list's selection mode
         self.selected: list[str] = []  # the notes selected, by id
+        self.menu_open = False  # the note list's overflow menu
+        self.notice = ""  # what the last backup says, under the list
 
     def receive_share(self, payload: SharePayload) -> None:
         # Shared files start a new note; shared text (if any) becomes its body.
@@ -71,10 +78,17 @@ class PhotoNote(App):
     # ----- screens ----------------------------------------------------------------------
 
     def back(self) -> bool:
-        if self.selecting:  # Back leaves selection mode first
+        if self.menu_open:  # Back closes an open menu first
+            self.menu_open = False
+            return True
+        if self.selecting:  # and leaves selection mode
             self._end_selection()
             return True
         return super().back()
+
+    def push(self, screen: str, **args: Any) -> None:
+        self.menu_open, self.notice = False, ""
+        super().push(screen, **args)
 
     def screen_main(self) -> Node:
         return self._list("")
@@ -119,11 +133,20 @@ class PhotoNote(App):
                 row(spacer(0), move, pad=(16, 8, 16, 16)),
                 style=Style(bg=PAGE),
             )
-        actions = []
+        more = icon_button("more", "More options", self._toggle_menu, rid="menu")
+        more.style = Style(icon="more", fg=WHITE, size=22, align="center", radius=24)
+        items: list[tuple[str, Handler]] = []
         if notes:
-            select = button("Select", self._start_selection, filled=False, color=WHITE, width=96)
-            select.rid = "select"
-            actions.append(select)
+            items.append(("Select notes", self._start_selection))
+        if not folder and world.notes:
+            items.append(("Back up notes", partial(self.push, "backup")))
+        kids = [_bar(folder or "PhotoNote", on_back=self.pop if folder else None, actions=[more])]
+        if self.menu_open:
+            menu = popup_menu(items or [("No notes to select", self._toggle_menu)])
+            kids.append(row(spacer(0), menu, pad=(0, 0, 8, 4)))
+        kids.append(body)
+        if self.notice:
+            kids.append(text(self.notice, size=14, fg=MUTED, pad=(16, 8, 16, 0), rid="snackbar"))
         buttons = [button("New note", partial(self._new, folder), color=BRAND, rid="new_note")]
         if not folder:
             buttons.insert(
@@ -136,12 +159,21 @@ class PhotoNote(App):
                     rid="new_folder",
                 ),
             )
-        return column(
-            _bar(folder or "PhotoNote", on_back=self.pop if folder else None, actions=actions),
-            body,
-            row(spacer(0), *buttons, pad=(16, 8, 16, 16), gap=10),
-            style=Style(bg=PAGE),
+        kids.append(row(spacer(0), *buttons, pad=(16, 8, 16, 16), gap=10))
+        return column(*kids, style=Style(bg=PAGE))
+
+    def screen_backup(self) -> Node:
+        count = len(self.os.world.notes)
+        panel = dialog(
+            "Back up notes?",
+            f"Your {count} note{'' if count == 1 else 's'} will be saved as a text file in "
+            "Documents/PhotoNote on this phone. Locked notes are saved without their text.",
+            [
+                button("Cancel", self.pop, filled=False, color=BRAND, rid="button2"),
+                button("Back up", self._backup, color=BRAND, rid="button1"),
+            ],
         )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
 
     def screen_new_folder(self) -> Node:
         name = self.folder_name.strip()
@@ -476,8 +508,32 @@ class PhotoNote(App):
         self.os.log("folder_created", name=name)
         self.pop()
 
+    def _toggle_menu(self) -> None:
+        self.menu_open = not self.menu_open
+
     def _start_selection(self) -> None:
+        self.menu_open = False
         self.selecting, self.selected = True, []
+
+    def _backup(self) -> None:
+        """Every note, newest first, into one text file in Documents/PhotoNote."""
+        world = self.os.world
+        now = self.os.now()
+        notes = sorted(world.notes, key=lambda n: n.time, reverse=True)
+        parts = [f"PhotoNote backup, {date_label(now)}", f"{len(notes)} notes"]
+        for n in notes:
+            body = "(locked)" if n.locked else n.body
+            parts.append("\n".join(p for p in (n.title or "Untitled", body, n.folder) if p))
+        stamp = now[:16].replace("-", "").replace(":", "").replace("T", "_")
+        path = f"{BACKUPS}/PhotoNote_backup_{stamp}.txt"
+        content = "\n\n".join(parts)
+        world.files = [f for f in world.files if f.path != path]
+        world.files.append(FileEntry(path=path, content=content, modified=now))
+        self.os.log(
+            "file_saved", path=path, name=path.rsplit("/", 1)[-1], content=content, created=True
+        )
+        self.pop()
+        self.notice = f"Notes backed up to Documents/PhotoNote/{path.rsplit('/', 1)[-1]}"
 
     def _end_selection(self) -> None:
         self.selecting, self.selected = False, []
