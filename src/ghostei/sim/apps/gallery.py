@@ -3,7 +3,8 @@
 The photos are the image and video files of ``world.files``; an album is the folder they sit
 in, as MediaStore buckets them. A new album is a folder made in Pictures, which the photos
 moved or copied into it fill. A photo's description (its caption) is edited on its Details
-screen. The pieces Files and PhotoNote draw photos with live here too.
+screen. Backup sends the photos to a Google Account, one the phone has or one signed in
+with on Google's sign-in screens. The pieces Files and PhotoNote draw photos with live here too.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from ...world import FileEntry
+from ...world import FileEntry, World
 from ..ui import (
+    INK,
     MUTED,
     SURFACE,
     Color,
@@ -167,6 +169,9 @@ class Gallery(App):
         self.album_title = ""  # the New album screen's name field
         self.new_albums: list[str] = []  # folders of albums made here that may still be empty
         self.picked: list[str] = []  # the paths selected on the Add items screen
+        self.backup_choice = ""  # the account picked on the Backup screen ("": the first)
+        self.sign_in: dict[str, str] = {}  # Google sign-in's "identifier" and "password"
+        self.sign_in_error = ""
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         entry = self.file_of_intent(intent)
@@ -179,7 +184,7 @@ class Gallery(App):
         if self.tab == "albums":
             body = self._album_rows()
         else:
-            body = self._by_day(media(self.os.world.files))
+            body = [self._backup_banner(), *self._by_day(media(self.os.world.files))]
         return column(
             top_bar("Gallery"),
             row(
@@ -198,6 +203,126 @@ class Gallery(App):
         photos = media(f for f in self.os.world.files if f.folder == folder)
         add = icon_button("+", "Add items", partial(self._start_picking, folder), rid="add_items")
         return self._grid_screen(album_name(folder), photos, "This album is empty", [add])
+
+    def screen_backup(self) -> Node:
+        world = self.os.world
+        backup = world.photos_backup
+        count = len(media(world.files))
+        if backup.on:
+            done = len(backup.backed_up)
+            body: list[Node] = [
+                text("Backup complete", size=20, weight=600, rid="backup_status"),
+                text(
+                    f"{done} item{'s' if done != 1 else ''} backed up to {backup.account}",
+                    size=15,
+                    fg=MUTED,
+                    rid="backup_account",
+                ),
+            ]
+            return column(
+                top_bar("Backup", on_back=self.pop),
+                card(*body, rid="backup"),
+                style=Style(bg=SURFACE),
+            )
+        accounts = device_accounts(world)
+        chosen = self.backup_choice if self.backup_choice in accounts else accounts[0]
+        rows: list[Node] = []
+        for email in accounts:
+            mine = email == chosen
+            rows.append(
+                Node(
+                    cls="android.widget.RadioButton",
+                    text=email,
+                    rid="account",
+                    clickable=True,
+                    focusable=True,
+                    checkable=True,
+                    checked=mine,
+                    on_click=partial(self._choose_account, email),
+                    pad=(16, 12, 16, 12),
+                    style=Style(size=17, weight=600 if mine else 400, fg=PRIMARY if mine else INK),
+                )
+            )
+            if mine:
+                note = "Photos will back up to this account"
+                rows.append(text(note, size=13, fg=MUTED, pad=(16, 0, 16, 8)))
+        return column(
+            top_bar("Backup", on_back=self.pop),
+            scroll(
+                text(
+                    "Back up photos and videos from this device to your Google Account",
+                    size=15,
+                    fg=MUTED,
+                    pad=(16, 8, 16, 8),
+                ),
+                text("Back up to", size=14, weight=600, pad=(16, 8, 16, 0)),
+                *rows,
+                list_row(
+                    "Use another account",
+                    on_click=self._start_sign_in,
+                    leading=Node(
+                        cls="android.widget.ImageView",
+                        width=40,
+                        height=40,
+                        style=Style(icon="+", fg=PRIMARY, radius=20, border=(121, 116, 126)),
+                    ),
+                    rid="add_account",
+                ),
+                text("Backup quality", size=14, weight=600, pad=(16, 12, 16, 0)),
+                text("Storage saver · slightly reduced quality", size=15, pad=(16, 4, 16, 4)),
+                text(
+                    f"{count} item{'s' if count != 1 else ''} on this device",
+                    size=14,
+                    fg=MUTED,
+                    pad=(16, 4, 16, 4),
+                ),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+            ),
+            row(
+                button(
+                    "Turn on backup",
+                    partial(self._turn_on_backup, chosen),
+                    color=PRIMARY,
+                    rid="turn_on_backup",
+                ),
+                pad=(16, 8, 16, 16),
+            ),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_sign_in(self) -> Node:
+        field = text_field(
+            self.sign_in.get("identifier", ""),
+            partial(self._set_sign_in, "identifier"),
+            hint="Email or phone",
+            field_name="email",
+            rid="identifierId",
+            sensitive=True,
+            on_submit=self._sign_in_next,
+        )
+        return self._google_page(
+            "Sign in",
+            "with your Google Account. This account will be available to other Google apps "
+            "on the phone.",
+            field,
+            self._sign_in_next,
+            "identifierNext",
+        )
+
+    def screen_password(self) -> Node:
+        field = text_field(
+            self.sign_in.get("password", ""),
+            partial(self._set_sign_in, "password"),
+            hint="Enter your password",
+            field_name="password",
+            rid="password",
+            password=True,
+            on_submit=self._password_next,
+        )
+        return self._google_page(
+            "Welcome", str(self.args["email"]), field, self._password_next, "passwordNext"
+        )
 
     def screen_new_album(self) -> Node:
         name = self.album_title.strip()
@@ -481,6 +606,56 @@ class Gallery(App):
             style=Style(bg=SURFACE),
         )
 
+    def _backup_banner(self) -> Node:
+        backup = self.os.world.photos_backup
+        if backup.on:
+            return text(
+                f"Backup complete · {backup.account}",
+                size=14,
+                fg=MUTED,
+                rid="backup_status",
+                pad=(16, 4, 16, 8),
+                on_click=partial(self.push, "backup"),
+            )
+        return card(
+            text("Backup is off", size=17, weight=600, rid="backup_status"),
+            text(
+                "Back up your photos and videos to your Google Account to keep them safe",
+                size=14,
+                fg=MUTED,
+            ),
+            row(
+                spacer(0),
+                button("Turn on backup", partial(self.push, "backup"), filled=False, width=170),
+            ),
+            rid="backup_banner",
+        )
+
+    def _google_page(
+        self, title: str, lead: str, field: Node, on_next: Handler, next_id: str
+    ) -> Node:
+        field.margin = (24, 16, 24, 4)
+        kids: list[Node] = [
+            top_bar("", on_back=self.pop),
+            text("Google", size=24, weight=500, fg=PRIMARY, align="center", rid="logo"),
+            text(title, size=26, align="center", rid="headingText", pad=(24, 12, 24, 0)),
+            text(lead, size=15, fg=MUTED, align="center", rid="headingSubtext", pad=(24, 8, 24, 0)),
+            field,
+        ]
+        if self.sign_in_error:
+            kids.append(
+                text(self.sign_in_error, size=13, fg=DANGER, rid="error", pad=(24, 0, 24, 0))
+            )
+        kids += [
+            spacer(),
+            row(
+                spacer(0),
+                button("Next", on_next, color=PRIMARY, width=110, rid=next_id),
+                pad=(24, 8, 24, 24),
+            ),
+        ]
+        return column(*kids, style=Style(bg=(255, 255, 255)))
+
     def _gone(self) -> Node:
         gone = "This item is no longer on your device"
         return column(
@@ -524,6 +699,54 @@ class Gallery(App):
         if caption != entry.description:
             entry.description = caption
             self.os.log("file_saved", path=entry.path, name=entry.name, description=caption)
+
+    def _choose_account(self, email: str) -> None:
+        self.backup_choice = email
+
+    def _start_sign_in(self) -> None:
+        self.sign_in = {}
+        self.sign_in_error = ""
+        self.push("sign_in")
+
+    def _set_sign_in(self, key: str, value: str) -> None:
+        self.sign_in[key] = value
+
+    def _sign_in_next(self) -> None:
+        email = google_email(self.sign_in.get("identifier", ""))
+        if not email:
+            self.sign_in_error = "Enter an email or phone number"
+        elif account_password(self.os.world, email) is None:
+            self.sign_in_error = "Couldn't find your Google Account"
+        else:
+            self.sign_in_error = ""
+            self.sign_in["password"] = ""
+            self.push("password", email=email)
+
+    def _password_next(self) -> None:
+        email = str(self.args["email"])
+        if self.sign_in.get("password", "") != account_password(self.os.world, email):
+            self.sign_in_error = (
+                "Wrong password. Try again or click Forgot password to reset it."
+                if self.sign_in.get("password")
+                else "Enter a password"
+            )
+            return
+        backup = self.os.world.photos_backup
+        if email not in device_accounts(self.os.world):
+            backup.device_accounts.append(email)
+        self.backup_choice = email
+        self.sign_in = {}
+        self.sign_in_error = ""
+        while self.screen in ("password", "sign_in"):
+            self.pop()  # back on Backup, the new account chosen
+
+    def _turn_on_backup(self, account: str) -> None:
+        backup = self.os.world.photos_backup
+        photos = media(self.os.world.files)
+        backup.on = True
+        backup.account = account
+        backup.backed_up = [f.path for f in photos]
+        self.os.log("backup_started", account=account, items=len(photos))
 
     def _start_album(self) -> None:
         self.album_title = ""
@@ -612,3 +835,25 @@ def free_path(files: list[FileEntry], folder: str, name: str) -> str:
         path = f"{folder}/{stem} ({n}){dot}{ext}"
         n += 1
     return path
+
+
+def device_accounts(world: World) -> list[str]:
+    """The Google Accounts on the phone: the owner's, then those signed in since."""
+    extra = [a for a in world.photos_backup.device_accounts if a != world.owner.email]
+    return [world.owner.email, *extra]
+
+
+def google_email(identifier: str) -> str:
+    """What Google's sign-in makes of what was typed: a bare username is a Gmail address."""
+    value = identifier.strip().lower()
+    if value and "@" not in value and not value.lstrip("+").replace(" ", "").isdigit():
+        value += "@gmail.com"
+    return value
+
+
+def account_password(world: World, email: str) -> str | None:
+    """The password of a Google Account that exists, or None."""
+    if email == world.owner.email.lower():
+        return world.owner.email_password
+    known = world.photos_backup.known_accounts
+    return next((a.password for a in known if a.email.lower() == email), None)
