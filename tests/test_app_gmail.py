@@ -445,3 +445,13 @@ def test_a_long_press_selects_and_archive_takes_the_selection(phone: SimPhone) -
     obs = phone.act(Action(action_type="long_press", x=x, y=y))
     obs = back(phone)  # Back leaves selection mode, still on the tab
     assert find(obs, "Search in mail") and find(obs, "Food week is back")
+
+
+def test_selected_mails_go_to_trash_together(phone: SimPhone) -> None:
+    obs = open_gmail(phone)
+    obs = click_label(phone, obs, "Select conversation from Dana Whitfield")
+    obs = click_label(phone, obs, "Your May statement is ready")
+    obs = click_label(phone, obs, "Delete")
+    assert [e["id"] for e in events(phone, "email_deleted")] == ["e1", "e2"]
+    assert [m.folder for m in phone.world.emails[:2]] == ["trash", "trash"]
+    assert find(obs, "Nothing in Inbox")

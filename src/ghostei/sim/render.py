@@ -305,6 +305,11 @@ class Renderer:
             k = max(2, lw // 2 + 1)
             for off in (-r // 3, 0, r // 3):
                 draw.ellipse((cx - k, cy + off - k, cx + k, cy + off + k), fill=fg)
+        elif glyph == "trash":  # a bin: lid, handle, body
+            k = r // 2
+            draw.line((cx - k, cy - k // 2, cx + k, cy - k // 2), fill=fg, width=lw)
+            draw.rectangle((cx - k // 4, cy - k, cx + k // 4, cy - k // 2), outline=fg, width=lw)
+            draw.rectangle((cx - k + 3, cy - k // 2, cx + k - 3, cy + k), outline=fg, width=lw)
         elif glyph == "archive":  # a box with a lid and a down arrow
             k = r // 2
             draw.rectangle((cx - k, cy - k, cx + k, cy - k // 2), outline=fg, width=lw)

@@ -525,7 +525,9 @@ class Gmail(App):
             actions.append(
                 icon_button("archive", "Archive", partial(self._archive, chosen), rid="archive")
             )
-        actions.append(icon_button("x", "Delete", partial(self._delete_all, chosen), rid="delete"))
+        actions.append(
+            icon_button("trash", "Delete", partial(self._delete_all, chosen), rid="delete")
+        )
         unread = any(not m.read for m in chosen)
         actions += [
             icon_button(
@@ -622,7 +624,7 @@ class Gmail(App):
                 pad=(8, 2, 8, 2),
                 rid="label_chip",
                 bg=(234, 236, 239),
-                width=9 * len(name) + 20,
+                width=7 * len(name) + 18,
             )
             for name in names
         ]
