@@ -284,8 +284,14 @@ def test_files_selected_by_their_icons_move_together() -> None:
     obs = click_label(phone, obs, "Move or copy")
     find(obs, "Move or copy 2 files")
     obs = click_label(phone, obs, "/Documents")
+    # The picker's New folder is made in the folder chosen, and becomes the target.
+    obs = click_label(phone, obs, "New folder")
+    obs = _type(phone, obs, "Folder name", "Q3")
+    obs = click_label(phone, obs, "Create", class_name="android.widget.Button")
+    assert phone.world.cloud.folders == ["/Documents/Q3"]
+    assert find(obs, "/Documents/Q3").text == "/Documents/Q3"
     obs = click_label(phone, obs, "Move", class_name="android.widget.Button")
-    assert {"/Documents/roadmap.md", "/Documents/budget.xlsx"} <= _cloud_paths(phone)
+    assert {"/Documents/Q3/roadmap.md", "/Documents/Q3/budget.xlsx"} <= _cloud_paths(phone)
     moved = [d["old_path"] for d in _saved(phone) if d.get("moved")]
     assert moved == ["/Team/roadmap.md", "/Team/budget.xlsx"]
     find(obs, "No files in here")  # back in the emptied folder, out of selection mode

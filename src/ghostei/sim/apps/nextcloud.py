@@ -299,7 +299,13 @@ class Nextcloud(App):
         same = all(self.target == f.folder for f in files)
         what = files[0].name if len(files) == 1 else _items(len(files))
         return column(
-            _bar(f"Move or copy {what}", on_back=self.pop),
+            _bar(
+                f"Move or copy {what}",
+                on_back=self.pop,
+                actions=[
+                    icon_button("+", "New folder", self._new_target_folder, rid="folder_picker_new")
+                ],
+            ),
             scroll(
                 text("Choose the target folder", size=14, fg=MUTED, pad=(16, 8, 16, 4)),
                 *self._folder_choices(self.target, self._set_target),
@@ -643,6 +649,8 @@ class Nextcloud(App):
             cloud.folders.append(path)
             self.os.log("folder_created", path=path, name=name, cloud=True)
             self.pop()  # back to the listing, which shows the new folder
+            if self.screen == "move":  # the folder picker's: the new folder is the target
+                self.target = path
             return
         # Nextcloud Text makes the file on the server, then opens it in its editor.
         cloud.files.append(CloudFile(path=path, modified=self.os.now()))
@@ -669,6 +677,11 @@ class Nextcloud(App):
         paths, self.selected = list(self.selected), []
         self.target = folder
         self.push("move", paths=paths)
+
+    def _new_target_folder(self) -> None:
+        """The folder picker's New folder: made in the folder chosen so far."""
+        self.new_name = ""
+        self.push("new_item", folder=self.target, kind="folder")
 
     def _set_target(self, folder: str) -> None:
         self.target = folder
@@ -836,8 +849,10 @@ def _parent(folder: str) -> str:
     return folder.rsplit("/", 1)[0] or ROOT
 
 
-def _bar(title: str, *, on_back: Handler | None) -> Node:
-    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE)
+def _bar(title: str, *, on_back: Handler | None, actions: list[Node] | None = None) -> Node:
+    for action in actions or []:  # icons in the bar's white
+        action.style = Style(icon=action.style.icon, fg=WHITE, size=22, align="center", radius=24)
+    return top_bar(title, on_back=on_back, bg=BRAND, fg=WHITE, actions=actions)
 
 
 def _fact(label: str, value: str) -> Node:
