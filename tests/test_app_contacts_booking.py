@@ -284,3 +284,87 @@ def test_no_location_fix_or_location_off_offers_no_current_location(phone: SimPh
         phone, phone.act(Action(action_type="open_app", app_name="Booking")), "Search"
     )
     assert not [e for e in obs.elements if e.text.startswith("Around current location")]
+
+
+# ----- Contacts: Merge duplicates and Sort by ---------------------------------------------
+
+DUPLICATES: dict[str, Any] = {
+    "contacts": [
+        *CONTACTS["contacts"],
+        {"id": "c4", "name": "sam okafor", "email": "sam.okafor@example.com", "note": "gym"},
+        {"id": "c5", "name": "Dana W.", "phone": "(415) 555-0165", "favorite": True},
+        {"id": "c6", "name": "Maya Chen", "phone": "+1 415 555 0111"},  # another number
+        {"id": "c7", "name": "Leo Adams", "phone": "+1 415 555 0188"},
+    ]
+}
+
+
+def _contacts(phone: SimPhone) -> Observation:
+    phone.reset(DUPLICATES)
+    return phone.act(Action(action_type="open_app", app_name="Contacts"))
+
+
+def test_merge_and_fix_suggests_the_duplicates_that_merge_losslessly(phone: SimPhone) -> None:
+    from ghostei.sim.apps.contacts import duplicates
+
+    world = phone.reset(DUPLICATES) and phone.world
+    groups = [[c.id for c in g] for g in duplicates(world.contacts)]
+    assert groups == [["c2", "c4"], ["c3", "c5"]]  # by name; by number; Maya's differ
+    obs = _contacts(phone)
+    obs = click_label(phone, obs, "Fix & manage")
+    assert find(obs, "2 suggestions")
+    obs = click_label(phone, obs, "Merge & fix")
+    assert find(obs, "2 duplicates") and find(obs, "sam.okafor@example.com")
+    assert len([e for e in obs.elements if e.text == "Dismiss"]) == 2
+    obs = click_label(phone, obs, "Dismiss")  # the topmost: the last card's, Dana's
+    assert not any(e.text == "Dana W." for e in obs.elements)
+    obs = click_label(phone, obs, "Merge")
+    assert find(obs, "No duplicates found")
+    sam = next(c for c in phone.world.contacts if c.id == "c2")
+    assert (sam.phone, sam.email, sam.note) == (
+        "+1 415 555 0123",
+        "sam.okafor@example.com",
+        "brother\ngym",
+    )
+    assert [c.id for c in phone.world.contacts] == ["c1", "c2", "c3", "c5", "c6", "c7"]
+    assert [e.data for e in phone.events.of_kind("contacts_merged")] == [
+        {"id": "c2", "name": "Sam Okafor", "merged": ["c4"]}
+    ]
+
+
+def test_merge_all_merges_every_suggestion(phone: SimPhone) -> None:
+    obs = _contacts(phone)
+    obs = click_label(phone, obs, "Fix & manage")
+    obs = click_label(phone, obs, "Merge & fix")
+    obs = click_label(phone, obs, "Merge all")
+    assert find(obs, "No duplicates found")
+    dana = next(c for c in phone.world.contacts if c.id == "c3")
+    assert dana.favorite and dana.name == "Dana Whitfield"
+    merged = [e.data["merged"] for e in phone.events.of_kind("contacts_merged")]
+    assert merged == [["c4"], ["c5"]]
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "No suggestions")
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Search contacts")
+
+
+def test_sort_by_last_name_reorders_the_list(phone: SimPhone) -> None:
+    obs = _contacts(phone)
+    names = [e.text for e in obs.elements if e.resource_id.endswith(":id/title")]
+    assert names[:2] == ["Dana W.", "Dana Whitfield"]  # by first name (favorites apart)
+    obs = click_label(phone, obs, "Fix & manage")
+    obs = click_label(phone, obs, "Contacts app settings")
+    assert find(obs, "First name")
+    obs = click_label(phone, obs, "Sort by")
+    obs = click_label(phone, obs, "Last name")
+    assert phone.world.contacts_sort_by == "last_name"
+    assert find(obs, "Last name")
+    assert phone.events.of_kind("setting_changed")[-1].data == {
+        "setting": "contacts_sort_by",
+        "value": "last_name",
+    }
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = phone.act(Action(action_type="navigate_back"))
+    names = [e.text for e in obs.elements if e.resource_id.endswith(":id/title")]
+    listed = [n for n in names if n in ("Leo Adams", "Maya Chen", "sam okafor", "Dana Whitfield")]
+    assert listed == ["Leo Adams", "Maya Chen", "Maya Chen", "sam okafor", "Dana Whitfield"]

@@ -1,4 +1,9 @@
-"""Contacts: a searchable address book with favorites, details, sharing, and one edit form."""
+"""Contacts: a searchable address book with favorites, details, sharing, and one edit form.
+
+Fix & manage (the list's menu button) holds Merge & fix (the duplicates Google Contacts
+suggests merging: contacts with the same name, number or email) and the app's settings (Sort
+by first or last name).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ...world import Contact
+from ...world import Contact, same_number
 from ..ui import (
     MUTED,
     SURFACE,
@@ -16,10 +21,12 @@ from ..ui import (
     button,
     card,
     column,
+    divider,
     form_field,
     icon_button,
     image,
     list_row,
+    radio_row,
     row,
     scroll,
     spacer,
@@ -28,6 +35,7 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
+from .gallery import SCRIM_BG
 
 # Avatar tints; a contact keeps its colour because it is picked from the name.
 AVATAR_COLORS: tuple[Color, ...] = (
@@ -51,6 +59,7 @@ FORM: tuple[tuple[str, str, bool], ...] = (
     ("email", "Email", True),
     ("note", "Notes", False),
 )
+SORT_BY: tuple[tuple[str, str], ...] = (("first_name", "First name"), ("last_name", "Last name"))
 
 
 @register_app
@@ -64,6 +73,7 @@ class Contacts(App):
         super().__init__(os)
         self.query = ""  # the search box on the main screen
         self.form: dict[str, str] = {}  # the edit screen's fields, by field name
+        self.dismissed: set[tuple[str, ...]] = set()  # duplicate suggestions dismissed
 
     def on_intent(self, intent: dict[str, Any]) -> None:
         if "contact" in intent:
@@ -74,7 +84,7 @@ class Contacts(App):
 
     def screen_main(self) -> Node:
         query = self.query.strip().lower()
-        people = sorted(self.os.world.contacts, key=lambda c: c.name.lower())
+        people = sorted(self.os.world.contacts, key=self._sort_key)
         found = [c for c in people if query in c.name.lower()]
         rows: list[Node] = []
         favorites = [c for c in found if c.favorite]
@@ -97,7 +107,14 @@ class Contacts(App):
         )
         search.margin = (16, 0, 16, 8)
         return column(
-            top_bar("Contacts"),
+            top_bar(
+                "Contacts",
+                actions=[
+                    icon_button(
+                        "menu", "Fix & manage", partial(self.push, "manage"), rid="fix_and_manage"
+                    )
+                ],
+            ),
             search,
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="contact_list"),
             row(
@@ -107,6 +124,119 @@ class Contacts(App):
             ),
             style=Style(bg=SURFACE),
         )
+
+    def screen_manage(self) -> Node:
+        """Fix & manage: Merge & fix with its count of suggestions, and the app's settings."""
+        groups = len(self._suggestions())
+        return column(
+            top_bar("Fix & manage", on_back=self.pop),
+            scroll(
+                list_row(
+                    "Merge & fix",
+                    f"{groups} suggestion{'s' if groups != 1 else ''}"
+                    if groups
+                    else "No suggestions",
+                    rid="merge_and_fix",
+                    on_click=partial(self.push, "merge"),
+                ),
+                divider(),
+                list_row(
+                    "Contacts app settings",
+                    "Sort by, and more",
+                    rid="settings",
+                    on_click=partial(self.push, "settings"),
+                ),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="manage_list",
+            ),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_merge(self) -> Node:
+        """Merge duplicates: each suggestion with Merge and Dismiss, and Merge all."""
+        groups = self._suggestions()
+        kids: list[Node] = []
+        if groups:
+            kids.append(
+                row(
+                    text(
+                        f"{len(groups)} duplicate{'s' if len(groups) > 1 else ''}",
+                        size=16,
+                        weight=600,
+                        pad=(0, 12, 0, 0),
+                    ),
+                    button("Merge all", self._merge_all, rid="merge_all", width=120),
+                    pad=(16, 8, 16, 8),
+                )
+            )
+        for group in groups:
+            people = [
+                column(
+                    text(c.name, size=16, rid="duplicate_name"),
+                    text(c.phone or c.email or "No details", size=14, fg=MUTED),
+                    gap=2,
+                )
+                for c in group
+            ]
+            kids.append(
+                card(
+                    *people,
+                    row(
+                        spacer(0),
+                        button(
+                            "Dismiss",
+                            partial(self._dismiss, group),
+                            filled=False,
+                            rid="dismiss",
+                            width=110,
+                        ),
+                        button("Merge", partial(self._merge, group), rid="merge", width=100),
+                        gap=8,
+                    ),
+                    rid="duplicate_card",
+                )
+            )
+        if not groups:
+            kids.append(text("No duplicates found", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
+        return column(
+            top_bar("Merge duplicates", on_back=self.pop),
+            scroll(*kids, offset=self.offset(), on_scroll=self.set_offset, rid="suggestions"),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_settings(self) -> Node:
+        current = dict(SORT_BY)[self.os.world.contacts_sort_by]
+        return column(
+            top_bar("Contacts app settings", on_back=self.pop),
+            scroll(
+                text("Display options", size=14, weight=600, fg=PRIMARY, pad=(16, 12, 16, 4)),
+                list_row("Sort by", current, rid="sort_by", on_click=partial(self.push, "sort")),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="settings_list",
+            ),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_sort(self) -> Node:
+        """Sort by: a single-choice dialog over the settings; a choice closes it."""
+        current = self.os.world.contacts_sort_by
+        panel = column(
+            text("Sort by", size=22, pad=(24, 0, 24, 8), rid="alertTitle"),
+            *(radio_row(label, key == current, partial(self._sort, key)) for key, label in SORT_BY),
+            row(
+                spacer(0),
+                button("Cancel", self.pop, filled=False, rid="button2", width=110),
+                pad=(24, 8, 24, 0),
+            ),
+            cls="android.widget.FrameLayout",
+            rid="parentPanel",
+            pad=(0, 20, 0, 20),
+            margin=(28, 0, 28, 0),
+            style=Style(bg=(236, 230, 240), radius=28, elevation=True),
+        )
+        return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
 
     def screen_detail(self) -> Node:
         contact = self._contact(str(self.args["id"]))
@@ -291,7 +421,48 @@ class Contacts(App):
         self.os.log("contact_shared", id=contact.id, name=contact.name, text=card)
         self.os.share(SharePayload(text=card, subject=contact.name))
 
+    def _merge(self, group: list[Contact]) -> None:
+        """Merge a suggestion into its first contact: its empty fields filled from the others,
+        notes joined, a favorite if any was; the others removed."""
+        kept, others = group[0], group[1:]
+        for other in others:
+            kept.phone = kept.phone or other.phone
+            kept.email = kept.email or other.email
+            if other.note and other.note not in kept.note:
+                kept.note = "\n".join(n for n in (kept.note, other.note) if n)
+            kept.favorite = kept.favorite or other.favorite
+            self.issued.add(other.id)
+            self.os.world.contacts.remove(other)
+        self.os.log("contacts_merged", id=kept.id, name=kept.name, merged=[o.id for o in others])
+
+    def _merge_all(self) -> None:
+        for group in self._suggestions():
+            self._merge(group)
+
+    def _dismiss(self, group: list[Contact]) -> None:
+        self.dismissed.add(tuple(c.id for c in group))
+
+    def _sort(self, key: str) -> None:
+        if self.os.world.contacts_sort_by != key:
+            self.os.world.contacts_sort_by = "last_name" if key == "last_name" else "first_name"
+            self.os.log("setting_changed", setting="contacts_sort_by", value=key)
+        self.pop()
+
     # ----- helpers ----------------------------------------------------------------------
+
+    def _sort_key(self, contact: Contact) -> tuple[str, str]:
+        first, _, last = contact.name.lower().partition(" ")
+        if self.os.world.contacts_sort_by == "last_name":
+            return (last or first, first)
+        return (contact.name.lower(), "")
+
+    def _suggestions(self) -> list[list[Contact]]:
+        """Duplicates to merge, not dismissed: see :func:`duplicates`."""
+        return [
+            g
+            for g in duplicates(self.os.world.contacts)
+            if tuple(c.id for c in g) not in self.dismissed
+        ]
 
     def _row(self, contact: Contact) -> Node:
         return list_row(
@@ -304,6 +475,34 @@ class Contacts(App):
 
     def _contact(self, contact_id: str) -> Contact | None:
         return next((c for c in self.os.world.contacts if c.id == contact_id), None)
+
+
+def duplicates(contacts: list[Contact]) -> list[list[Contact]]:
+    """Groups of contacts that are one person: the same name, number or email, linked in
+    chains, each in list order. A group is suggested only when merging loses nothing (a
+    contact keeps one number and one email): no two of it hold different ones."""
+    groups: list[list[Contact]] = []
+    for contact in contacts:
+        linked = [g for g in groups if any(_same_person(contact, c) for c in g)]
+        merged = [c for g in linked for c in g] + [contact]
+        groups = [g for g in groups if g not in linked] + [merged]
+    order = {c.id: i for i, c in enumerate(contacts)}
+    found = []
+    for group in groups:
+        group.sort(key=lambda c: order[c.id])
+        numbers = {"".join(ch for ch in c.phone if ch.isdigit())[-10:] for c in group if c.phone}
+        emails = {c.email.lower() for c in group if c.email}
+        if len(group) > 1 and len(numbers) <= 1 and len(emails) <= 1:
+            found.append(group)
+    return sorted(found, key=lambda g: order[g[0].id])
+
+
+def _same_person(a: Contact, b: Contact) -> bool:
+    return (
+        a.name.strip().lower() == b.name.strip().lower()
+        or bool(a.phone and b.phone and same_number(a.phone, b.phone))
+        or bool(a.email and b.email and a.email.lower() == b.email.lower())
+    )
 
 
 def vcard(contact: Contact) -> str:
