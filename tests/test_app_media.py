@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ghostei.actions import Action
-from ghostei.observation import Observation
+from ghostei.observation import Observation, UIElement
 from ghostei.sim.apps.files import apk_identity
 from ghostei.sim.phone import SimPhone
 from ghostei.world import FileEntry
@@ -66,6 +66,11 @@ def _start(phone: SimPhone, app: str, setup: dict[str, Any] | None = None) -> Ob
 def _type(phone: SimPhone, obs: Observation, field: str, value: str) -> Observation:
     index = find(obs, field, editable=True).index
     return phone.act(Action(action_type="input_text", index=index, text=value))
+
+
+def _radio(obs: Observation, label: str) -> UIElement:
+    """The RadioButton of a single-choice row: the element just before its label."""
+    return obs.elements[find(obs, label).index - 1]
 
 
 def _data(phone: SimPhone, kind: str) -> list[dict[str, Any]]:
@@ -218,6 +223,37 @@ def test_gallery_new_album_moves_a_photo_into_a_pictures_folder(phone: SimPhone)
     assert find(obs, "Weekend", resource_id=f"{PHOTOS}:id/title")
 
 
+def test_gallery_viewer_moves_a_photo_to_a_new_or_an_existing_album(phone: SimPhone) -> None:
+    obs = _start(phone, "Gallery")
+    obs = click_label(phone, obs, "IMG_20260510_133020.jpg")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Move to album")
+    # The photo's own album is not offered; a new album is.
+    titles = {e.text for e in obs.elements if e.resource_id.endswith("id/title")}
+    assert titles == {"New album", "Screenshots", "Download"}
+    obs = click_label(phone, obs, "New album")
+    obs = _type(phone, obs, "Album name", "Weekend")
+    obs = click_label(phone, obs, "Create")
+    moved = "/sdcard/Pictures/Weekend/IMG_20260510_133020.jpg"
+    assert phone.world.file(moved) is not None and phone.world.file(HIKE) is None
+    assert _data(phone, "folder_created") == [
+        {"path": "/sdcard/Pictures/Weekend", "name": "Weekend"}
+    ]
+    assert _data(phone, "file_saved") == [
+        {"path": moved, "name": "IMG_20260510_133020.jpg", "old_path": HIKE, "moved": True}
+    ]
+    # Back on the photo, now in its new album; it moves on into an existing one.
+    assert find(obs, "IMG_20260510_133020.jpg", resource_id=f"{PHOTOS}:id/toolbar_title")
+    obs = click_label(phone, obs, "More options")
+    obs = click_label(phone, obs, "Move to album")
+    obs = click_label(phone, obs, "Screenshots")
+    last = "/sdcard/Pictures/Screenshots/IMG_20260510_133020.jpg"
+    assert phone.world.file(last) is not None
+    assert _data(phone, "file_saved")[-1]["old_path"] == moved
+    obs = click_label(phone, obs, "Details")
+    assert find(obs, last)
+
+
 def test_gallery_copy_into_an_album_keeps_the_original_and_names_clash_free(
     phone: SimPhone,
 ) -> None:
@@ -259,7 +295,7 @@ def test_gallery_backup_signs_in_to_another_google_account_and_turns_on(phone: S
     assert find(obs, "Backup is off")
     obs = click_label(phone, obs, "Turn on backup")
     # The phone's own account is offered first; another one signs in on Google's screens.
-    assert find(obs, "jordan.reyes@example.com").checked
+    assert _radio(obs, "jordan.reyes@example.com").checked
     obs = click_label(phone, obs, "Use another account")
     obs = _type(phone, obs, "Email or phone", "nobody_here")
     obs = click_label(phone, obs, "Next")
@@ -279,7 +315,8 @@ def test_gallery_backup_signs_in_to_another_google_account_and_turns_on(phone: S
     obs = _type(phone, obs, "Enter your password", "!SecureCloud123")
     obs = click_label(phone, obs, "Next")
     assert find(obs, "Backup", resource_id=f"{PHOTOS}:id/toolbar_title")
-    assert find(obs, "user_archive@gmail.com").checked
+    assert _radio(obs, "user_archive@gmail.com").checked
+    assert not _radio(obs, "jordan.reyes@example.com").checked
     assert not _data(phone, "backup_started")
     obs = click_label(phone, obs, "Turn on backup")
     backup = phone.world.photos_backup

@@ -15,7 +15,6 @@ from typing import Any
 
 from ...world import FileEntry, World
 from ..ui import (
-    INK,
     MUTED,
     SURFACE,
     Color,
@@ -28,6 +27,8 @@ from ..ui import (
     dialog,
     icon_button,
     list_row,
+    popup_menu,
+    radio_row,
     row,
     scroll,
     spacer,
@@ -169,6 +170,7 @@ class Gallery(App):
         self.album_title = ""  # the New album screen's name field
         self.new_albums: list[str] = []  # folders of albums made here that may still be empty
         self.picked: list[str] = []  # the paths selected on the Add items screen
+        self.menu_open = False  # the viewer's overflow menu
         self.backup_choice = ""  # the account picked on the Backup screen ("": the first)
         self.sign_in: dict[str, str] = {}  # Google sign-in's "identifier" and "password"
         self.sign_in_error = ""
@@ -204,6 +206,40 @@ class Gallery(App):
         add = icon_button("+", "Add items", partial(self._start_picking, folder), rid="add_items")
         return self._grid_screen(album_name(folder), photos, "This album is empty", [add])
 
+    def screen_choose_album(self) -> Node:
+        path, move = str(self.args["path"]), bool(self.args["move"])
+        entry = self._entry()
+        if entry is None:
+            return self._gone()
+        albums: dict[str, list[FileEntry]] = {}
+        for f in media(self.os.world.files):
+            albums.setdefault(f.folder, []).append(f)
+        for folder in reversed(self.new_albums):
+            albums.setdefault(folder, [])
+        rows = [
+            list_row(
+                "New album",
+                on_click=partial(self._start_album, path, move),
+                leading=Node(
+                    cls="android.widget.ImageView",
+                    width=56,
+                    height=56,
+                    style=Style(icon="+", fg=PRIMARY, radius=4, border=(121, 116, 126)),
+                ),
+                rid="new_album",
+            )
+        ]
+        rows += [
+            self._album_row(album_name(folder), entries, partial(self._put_one, path, folder, move))
+            for folder, entries in albums.items()
+            if folder != entry.folder
+        ]
+        return column(
+            top_bar("Move to album" if move else "Copy to album", on_back=self.pop),
+            scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="albums"),
+            style=Style(bg=SURFACE),
+        )
+
     def screen_backup(self) -> Node:
         world = self.os.world
         backup = world.photos_backup
@@ -226,26 +262,15 @@ class Gallery(App):
             )
         accounts = device_accounts(world)
         chosen = self.backup_choice if self.backup_choice in accounts else accounts[0]
-        rows: list[Node] = []
-        for email in accounts:
-            mine = email == chosen
-            rows.append(
-                Node(
-                    cls="android.widget.RadioButton",
-                    text=email,
-                    rid="account",
-                    clickable=True,
-                    focusable=True,
-                    checkable=True,
-                    checked=mine,
-                    on_click=partial(self._choose_account, email),
-                    pad=(16, 12, 16, 12),
-                    style=Style(size=17, weight=600 if mine else 400, fg=PRIMARY if mine else INK),
-                )
+        rows = [
+            radio_row(
+                email,
+                email == chosen,
+                partial(self._choose_account, email),
+                summary="Photos will back up to this account" if email == chosen else "",
             )
-            if mine:
-                note = "Photos will back up to this account"
-                rows.append(text(note, size=13, fg=MUTED, pad=(16, 0, 16, 8)))
+            for email in accounts
+        ]
         return column(
             top_bar("Backup", on_back=self.pop),
             scroll(
@@ -439,8 +464,18 @@ class Gallery(App):
         picture.children = []  # the description below says what the picture shows
         picture.rid = "photo"
         picture.margin = (0, 0, 0, 8)
+        more = icon_button("more", "More options", self._toggle_menu, rid="menu")
+        kids = [top_bar(entry.name, on_back=self.pop, actions=[more])]
+        if self.menu_open:
+            menu = popup_menu(
+                [
+                    ("Move to album", partial(self._choose_album, entry.path, True)),
+                    ("Copy to album", partial(self._choose_album, entry.path, False)),
+                ]
+            )
+            kids.append(row(spacer(0), menu, pad=(0, 0, 8, 4)))
         return column(
-            top_bar(entry.name, on_back=self.pop),
+            *kids,
             scroll(
                 picture,
                 text(date_label(entry.modified), size=14, fg=MUTED, pad=(16, 4, 16, 4)),
@@ -667,6 +702,9 @@ class Gallery(App):
     # ----- handlers ---------------------------------------------------------------------
 
     def back(self) -> bool:
+        if self.menu_open:  # Back closes an open menu first
+            self.menu_open = False
+            return True
         # Leaving a photo's Details keeps the description typed there, as Photos saves it.
         if self.screen == "details":
             entry = self._entry()
@@ -687,6 +725,7 @@ class Gallery(App):
             self._view(entry)
 
     def _view(self, entry: FileEntry) -> None:
+        self.menu_open = False
         self.push("viewer", path=entry.path)
         self.os.log("photo_viewed", path=entry.path, name=entry.name, type=entry.kind)
 
@@ -748,9 +787,10 @@ class Gallery(App):
         backup.backed_up = [f.path for f in photos]
         self.os.log("backup_started", account=account, items=len(photos))
 
-    def _start_album(self) -> None:
+    def _start_album(self, path: str = "", move: bool = True) -> None:
+        """The New album screen; from a photo's menu (``path``) the photo then goes in."""
         self.album_title = ""
-        self.push("new_album")
+        self.push("new_album", **({"path": path, "move": move} if path else {}))
 
     def _set_album_title(self, value: str) -> None:
         self.album_title = value
@@ -772,7 +812,11 @@ class Gallery(App):
         # The album is a folder in shared storage from now on (Files lists it, even empty).
         self.os.world.folders.append(folder)
         self.os.log("folder_created", path=folder, name=name)
+        path, move = self.args.get("path"), bool(self.args.get("move"))
         self.pop()
+        if path:  # from a photo's Move to / Copy to album: it goes into the new album
+            self._put_one(str(path), folder, move)
+            return
         self.push("album", folder=folder)
         self._start_picking(folder)  # a new album asks at once for what goes in it
 
@@ -787,21 +831,41 @@ class Gallery(App):
             self.picked.append(path)
 
     def _add_picked(self, folder: str, move: bool) -> None:
-        files = self.os.world.files
         for path in self.picked:
-            entry = self.os.world.file(path)
-            if entry is None:
-                continue
-            target = free_path(files, folder, entry.name)
-            if move:
-                entry.path = target
-                self.os.log("file_saved", path=target, name=entry.name, old_path=path, moved=True)
-            else:
-                copy = entry.model_copy(update={"path": target, "favorite": False})
-                files.append(copy)
-                self.os.log("file_saved", path=target, name=copy.name, old_path=path)
+            self._put(path, folder, move)
         self.picked = []
         self.pop()  # back to the album, which now holds them
+
+    def _put_one(self, path: str, folder: str, move: bool) -> None:
+        """A photo's Move to / Copy to album: back on its viewer, which follows a moved photo."""
+        target = self._put(path, folder, move)
+        while self.screen != "viewer" and len(self.screens) > 1:
+            self.pop()
+        if move and target and self.screen == "viewer":
+            self.screens[-1] = ("viewer", {"path": target})
+
+    def _put(self, path: str, folder: str, move: bool) -> str:
+        """Move or copy a photo into an album's folder; its new path ("" if it is gone)."""
+        files = self.os.world.files
+        entry = self.os.world.file(path)
+        if entry is None:
+            return ""
+        target = free_path(files, folder, entry.name)
+        if move:
+            entry.path = target
+            self.os.log("file_saved", path=target, name=entry.name, old_path=path, moved=True)
+        else:
+            copy = entry.model_copy(update={"path": target, "favorite": False})
+            files.append(copy)
+            self.os.log("file_saved", path=target, name=copy.name, old_path=path)
+        return target
+
+    def _toggle_menu(self) -> None:
+        self.menu_open = not self.menu_open
+
+    def _choose_album(self, path: str, move: bool) -> None:
+        self.menu_open = False
+        self.push("choose_album", path=path, move=move)
 
     def _share(self, entry: FileEntry) -> None:
         self.os.share(SharePayload(files=(entry.path,)))
