@@ -281,7 +281,7 @@ def test_gallery_copy_into_an_album_keeps_the_original_and_names_clash_free(
     obs = click_label(phone, obs, "New album")
     obs = _type(phone, obs, "Album name", "camera")
     assert not find(obs, "Create").enabled
-    assert find(obs, "An album with this name already exists")
+    assert find(obs, "A file or folder with this name already exists")
 
 
 def test_gallery_backup_signs_in_to_another_google_account_and_turns_on(phone: SimPhone) -> None:

@@ -350,31 +350,21 @@ class Gallery(App):
         )
 
     def screen_new_album(self) -> Node:
+        # Files owns the New folder dialog that Nextcloud and PhotoNote use too; it imports
+        # this module for its thumbnails, so the import waits until both are loaded.
+        from .files import name_dialog, name_error
+
         name = self.album_title.strip()
-        valid = self._album_name_ok(name)
-        field = text_field(
+        return name_dialog(
+            "New album",
+            "Album name",
             self.album_title,
             self._set_album_title,
-            hint="Album name",
-            field_name="album_name",
-            rid="album_name",
-            on_submit=self._create_album if valid else None,
+            on_create=self._create_album,
+            on_cancel=self.pop,
+            error=name_error(name, self._album_taken(name)),
+            color=PRIMARY,
         )
-        field.margin = (16, 8, 16, 4)
-        kids: list[Node] = [top_bar("New album", on_back=self.pop), field]
-        if name and not valid:
-            clash = "An album with this name already exists" if "/" not in name else "Invalid name"
-            kids.append(text(clash, size=13, fg=DANGER, pad=(16, 0, 16, 0)))
-        kids.append(
-            row(
-                spacer(0),
-                button("Cancel", self.pop, filled=False, width=110, rid="cancel"),
-                button("Create", self._create_album, enabled=valid, width=110, rid="create"),
-                pad=(16, 12, 16, 0),
-                gap=8,
-            )
-        )
-        return column(*kids, style=Style(bg=SURFACE))
 
     def screen_pick(self) -> Node:
         folder = str(self.args["folder"])
@@ -795,17 +785,19 @@ class Gallery(App):
     def _set_album_title(self, value: str) -> None:
         self.album_title = value
 
-    def _album_name_ok(self, name: str) -> bool:
-        if not name or "/" in name or name in (".", ".."):
+    def _album_taken(self, name: str) -> bool:
+        """Whether Pictures already holds a folder or file of this name (any letter case)."""
+        if not name:
             return False
-        folder = f"{ALBUMS_ROOT}/{name}".lower()
+        want = f"{ALBUMS_ROOT}/{name}".lower()
         world = self.os.world
-        taken = {f.folder.lower() for f in world.files} | {d.lower() for d in world.folders}
-        return folder not in taken | {a.lower() for a in self.new_albums}
+        taken = {f.folder.lower() for f in world.files} | {f.path.lower() for f in world.files}
+        taken |= {d.lower() for d in (*world.folders, *self.new_albums)}
+        return want in taken
 
     def _create_album(self) -> None:
         name = self.album_title.strip()
-        if not self._album_name_ok(name):
+        if not name or "/" in name or name in (".", "..") or self._album_taken(name):
             return
         folder = f"{ALBUMS_ROOT}/{name}"
         self.new_albums.append(folder)
