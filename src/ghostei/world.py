@@ -422,8 +422,8 @@ class World(_Model):
     email_labels: list[str] = Field(default_factory=list)  # Gmail's own labels, kept while empty
     calendar: list[CalendarEvent] = Field(default_factory=list)
     files: list[FileEntry] = Field(default_factory=list)
-    # Folders of shared storage made in Files, by path: kept while empty (the others exist
-    # while files lie in them).
+    # Folders of shared storage made in Files (or as a new Gallery album), by path: kept
+    # while empty (the others exist while files lie in them).
     folders: list[str] = Field(default_factory=list)
     notes: list[Note] = Field(default_factory=list)
     note_folders: list[str] = Field(default_factory=list)  # PhotoNote's folders, by name
