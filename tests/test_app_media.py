@@ -271,6 +271,7 @@ def test_gallery_copy_into_an_album_keeps_the_original_and_names_clash_free(
         "path": copy,
         "name": "IMG_20260511_201533.jpg",
         "old_path": RECEIPT,
+        "created": True,
     }
     # Adding the same photo again gives the copy a free name; a taken album name is refused.
     obs = click_label(phone, obs, "Add items")

@@ -849,7 +849,7 @@ class Gallery(App):
         else:
             copy = entry.model_copy(update={"path": target, "favorite": False})
             files.append(copy)
-            self.os.log("file_saved", path=target, name=copy.name, old_path=path)
+            self.os.log("file_saved", path=target, name=copy.name, old_path=path, created=True)
         return target
 
     def _toggle_menu(self) -> None:
