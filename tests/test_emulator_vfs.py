@@ -159,3 +159,18 @@ def test_a_new_world_forgets_what_the_file_system_kept(fs: PhoneFS) -> None:
     assert fs.read("/data/local/tmp/x") is None
     assert fs.read("/sdcard/Download/b.bin") == b"text"
     assert fs.stat("/sdcard/Empty") is None
+
+
+def test_folders_made_in_files_and_over_adb_are_the_same_folders(fs: PhoneFS) -> None:
+    fs.phone.world.folders.append("/sdcard/Documents/Textbooks")  # made in Files
+    st = fs.stat("/sdcard/Documents/Textbooks")
+    assert st is not None and stat.S_ISDIR(st.mode)
+    assert "Textbooks" in [name for name, _ in fs.listdir("/sdcard/Documents") or []]
+    fs.mkdir("/sdcard/Archive")  # made over adb: Files lists it too
+    assert "/sdcard/Archive" in fs.phone.world.folders
+    fs.move("/sdcard/Archive", "/sdcard/Old")
+    assert "/sdcard/Old" in fs.phone.world.folders
+    assert "/sdcard/Archive" not in fs.phone.world.folders
+    assert fs.remove("/sdcard/Documents/Textbooks", recursive=True)
+    assert fs.stat("/sdcard/Documents/Textbooks") is None
+    assert fs.phone.world.folders == ["/sdcard/Old"]

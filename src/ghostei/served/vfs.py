@@ -119,7 +119,8 @@ class _State:
 
 
 class PhoneFS:
-    """The served phone's file system; shared storage is ``phone.world.files``."""
+    """The served phone's file system; shared storage is ``phone.world.files``, and the
+    folders made in Files (``phone.world.folders``), which a folder made here joins."""
 
     def __init__(self, phone: SimPhone) -> None:
         self.phone = phone
@@ -384,7 +385,11 @@ class PhoneFS:
             if entry is not None:
                 when = iso_to_epoch(entry.modified, iso_to_epoch(s.world.clock))
                 return FileStat(SDCARD_FILE_MODE, len(self._bytes(p, entry)), when)
-            if p in s.sdcard_dirs or any(under(_entry_path(f), p) for f in s.world.files):
+            if (
+                p in s.sdcard_dirs
+                or p in s.world.folders
+                or any(under(_entry_path(f), p) for f in s.world.files)
+            ):
                 return FileStat(SDCARD_DIR_MODE, 4096, self._dir_mtime(p))
             return None
         if p in SKELETON_DIRS or p in s.private_dirs:
@@ -415,6 +420,7 @@ class PhoneFS:
         names: set[str] = set()
         if self.in_storage(p):
             paths = [_entry_path(f) for f in s.world.files] + list(s.sdcard_dirs)
+            paths += s.world.folders
             for child in paths:
                 if child != p and under(child, p):
                     names.add(child[len(p) + 1 :].split("/", 1)[0])
@@ -444,6 +450,8 @@ class PhoneFS:
         if self.in_storage(p):
             if p != SDCARD:
                 self._s.sdcard_dirs[p] = when
+                if p not in self._s.world.folders:  # Files lists it, as MediaStore would
+                    self._s.world.folders.append(p)
         elif p not in SKELETON_DIRS:
             self._s.private_dirs[p] = when
 
@@ -492,6 +500,7 @@ class PhoneFS:
                 del s.blobs[key]
             for key in [k for k in s.sdcard_dirs if under(k, p)]:
                 del s.sdcard_dirs[key]
+            s.world.folders = [d for d in s.world.folders if not under(d, p)]
             return
         for key in [k for k in s.private_files if under(k, p)]:
             del s.private_files[key]
