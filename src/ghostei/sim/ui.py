@@ -323,9 +323,12 @@ def switch(
     )
 
 
-def radio_row(label: str, checked: bool, on_pick: Handler, *, summary: str = "") -> Node:
-    """One choice of a single-choice list (a settings picker page, a dialog's list): a
-    RadioButton before its label; the row and the button both pick."""
+def radio_row(
+    label: str, checked: bool, on_pick: Handler, *, summary: str = "", inset: float = 24
+) -> Node:
+    """One choice of a single-choice list (a settings picker page, a dialog's list: ``inset``
+    0, the dialog has its own): a RadioButton before its label; the row and the button both
+    pick."""
     lines = [text(label, size=17, rid="title")]
     if summary:
         lines.append(text(summary, size=14, fg=MUTED, rid="summary"))
@@ -346,7 +349,7 @@ def radio_row(label: str, checked: bool, on_pick: Handler, *, summary: str = "")
         column(*lines, gap=2),
         clickable=True,
         on_click=on_pick,
-        pad=(24, 14, 24, 14),
+        pad=(inset, 14, inset, 14),
         gap=20,
     )
 

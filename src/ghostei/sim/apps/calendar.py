@@ -22,6 +22,7 @@ from ..ui import (
     card,
     column,
     icon_button,
+    input_dialog,
     list_row,
     radio_row,
     row,
@@ -245,21 +246,14 @@ class Calendar(App):
 
     def screen_notification(self) -> Node:
         """Add notification: a single-choice dialog over the editor; a choice closes it."""
-        panel = column(
-            *(
-                radio_row(notification_label(m), m in self.reminders, partial(self._notify, m))
-                for m in NOTIFICATION_CHOICES
-            ),
-            row(
-                spacer(0),
-                button("Cancel", self.pop, filled=False, rid="button2", width=110, color=BLUE),
-                pad=(24, 8, 24, 0),
-            ),
-            cls="android.widget.FrameLayout",
-            rid="parentPanel",
-            pad=(0, 20, 0, 20),
-            margin=(28, 0, 28, 0),
-            style=Style(bg=PAGE, radius=28, elevation=True),
+        choices = [
+            radio_row(notification_label(m), m in self.reminders, partial(self._notify, m), inset=0)
+            for m in NOTIFICATION_CHOICES
+        ]
+        panel = input_dialog(
+            "Notification",
+            column(*choices),
+            [button("Cancel", self.pop, filled=False, rid="button2", width=110, color=BLUE)],
         )
         return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
 

@@ -25,6 +25,7 @@ from ..ui import (
     form_field,
     icon_button,
     image,
+    input_dialog,
     list_row,
     radio_row,
     row,
@@ -222,19 +223,15 @@ class Contacts(App):
     def screen_sort(self) -> Node:
         """Sort by: a single-choice dialog over the settings; a choice closes it."""
         current = self.os.world.contacts_sort_by
-        panel = column(
-            text("Sort by", size=22, pad=(24, 0, 24, 8), rid="alertTitle"),
-            *(radio_row(label, key == current, partial(self._sort, key)) for key, label in SORT_BY),
-            row(
-                spacer(0),
-                button("Cancel", self.pop, filled=False, rid="button2", width=110),
-                pad=(24, 8, 24, 0),
+        panel = input_dialog(
+            "Sort by",
+            column(
+                *(
+                    radio_row(label, key == current, partial(self._sort, key), inset=0)
+                    for key, label in SORT_BY
+                )
             ),
-            cls="android.widget.FrameLayout",
-            rid="parentPanel",
-            pad=(0, 20, 0, 20),
-            margin=(28, 0, 28, 0),
-            style=Style(bg=(236, 230, 240), radius=28, elevation=True),
+            [button("Cancel", self.pop, filled=False, rid="button2", width=110)],
         )
         return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
 
