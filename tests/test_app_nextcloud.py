@@ -301,3 +301,26 @@ def test_files_selected_by_their_icons_move_together() -> None:
     obs = phone.act(Action(action_type="navigate_back"))  # Back leaves selection mode
     find(obs, "Documents", resource_id="com.nextcloud.client:id/toolbar_title")
     assert phone.foreground_package == "com.nextcloud.client"
+
+
+def test_a_folder_gets_a_public_link_from_its_actions_sheet() -> None:
+    phone = SimPhone(540, 1200)
+    obs = _open(phone)
+    obs = click_label(phone, obs, "More options for Team")
+    obs = click_label(phone, obs, "Share")
+    find(obs, "Anyone with the link can view the folder and every file in it.")
+    obs = click_label(phone, obs, "Create public link")
+    url = public_link(phone.world.cloud.server, "/Team")
+    assert phone.world.cloud.folder_links == {"/Team": url}
+    assert phone.events.of_kind("share_link_created")[-1].data == {
+        "path": "/Team",
+        "url": url,
+        "public": True,
+    }
+    find(obs, url)
+    obs = phone.act(Action(action_type="navigate_back"))
+    find(obs, "2 files · Shared")
+    obs = click_label(phone, obs, "Team")
+    obs = click_label(phone, obs, "Delete folder")
+    obs = click_label(phone, obs, "Delete", class_name="android.widget.Button")
+    assert phone.world.cloud.folder_links == {}

@@ -235,6 +235,7 @@ class Cloud(_Model):
     # Folders made in the app, by path: kept while empty (others exist while files lie in them).
     folders: list[str] = Field(default_factory=list)
     favorites: list[str] = Field(default_factory=list)  # starred files and folders, by path
+    folder_links: dict[str, str] = Field(default_factory=dict)  # a folder's public link, by path
 
 
 class Product(_Model):

@@ -112,7 +112,7 @@ class Nextcloud(App):
             self._with_menu(
                 list_row(
                     folder_name(sub),
-                    _items(self._count(sub)),
+                    _items(self._count(sub)) + (" · Shared" if self._link(sub) else ""),
                     leading=image("F", size=40, color=(0, 130, 201)),
                     rid="folder_row",
                     on_click=partial(self.push, "main", folder=sub),
@@ -243,7 +243,10 @@ class Nextcloud(App):
             ]
             about = f"{_size(_bytes(f))} · {_date(f.modified)}"
         else:
-            items.append(("Delete", partial(self._replace, "delete", path=path, folder=True)))
+            items += [
+                ("Share", partial(self._replace, "share", path=path)),
+                ("Delete", partial(self._replace, "delete", path=path, folder=True)),
+            ]
             about = f"Folder · {_items(self._count(path))}"
         rows = [
             text(label, size=17, pad=(0, 12, 0, 12), rid="menu_item", on_click=handler)
@@ -381,18 +384,21 @@ class Nextcloud(App):
         )
 
     def screen_share(self) -> Node:
-        f = self._file(str(self.args["path"]))
-        if f is None:
+        path = str(self.args["path"])
+        f = self._file(path)
+        if f is None and path not in self._all_folders():
             return _missing(self.pop)
+        name = f.name if f is not None else folder_name(path)
+        url = self._link(path)
         link: list[Node] = [text("Share link", size=16, weight=700)]
-        if f.share_link:
+        if url:
             link += [
-                text(f.share_link, size=15, fg=BRAND, rid="share_link"),
+                text(url, size=15, fg=BRAND, rid="share_link"),
                 row(
-                    button("Send link", partial(self._send_link, f), color=BRAND),
+                    button("Send link", partial(self._send_link, url, name), color=BRAND),
                     button(
                         "Copy link",
-                        partial(self.os.set_clipboard, f.share_link),
+                        partial(self.os.set_clipboard, url),
                         filled=False,
                         color=BRAND,
                     ),
@@ -400,15 +406,28 @@ class Nextcloud(App):
                 ),
             ]
         else:
+            what = "the file" if f is not None else "the folder and every file in it"
             link += [
-                text("Anyone with the link can view the file.", size=14, fg=MUTED),
+                text(f"Anyone with the link can view {what}.", size=14, fg=MUTED),
                 button(
                     "Create public link",
-                    partial(self._create_link, f),
+                    partial(self._create_link, path),
                     color=BRAND,
                     rid="create_link",
                 ),
             ]
+        if f is None:  # a folder: its public link
+            return column(
+                _bar("Share", on_back=self.pop),
+                scroll(
+                    text(name, size=18, weight=600, rid="file_name", pad=(16, 12, 16, 4)),
+                    card(*link, rid="link_card", bg=(240, 246, 251)),
+                    offset=self.offset(),
+                    on_scroll=self.set_offset,
+                    rid="share_options",
+                ),
+                style=Style(bg=PAGE),
+            )
         invite = text_field(
             self.invitee,
             self._set_invitee,
@@ -771,12 +790,23 @@ class Nextcloud(App):
         )
         self.os.log("file_uploaded", source=local.path, path=path, folder=folder, via=via)
 
-    def _create_link(self, f: CloudFile) -> None:
-        f.share_link = public_link(self.os.world.cloud.server, f.path)
-        self.os.log("share_link_created", path=f.path, url=f.share_link, public=True)
+    def _link(self, path: str) -> str:
+        """A file's or folder's public link ("" when it has none)."""
+        f = self._file(path)
+        return f.share_link if f is not None else self.os.world.cloud.folder_links.get(path, "")
 
-    def _send_link(self, f: CloudFile) -> None:
-        self.os.share(SharePayload(text=f.share_link, subject=f.name))
+    def _create_link(self, path: str) -> None:
+        cloud = self.os.world.cloud
+        url = public_link(cloud.server, path)
+        f = self._file(path)
+        if f is not None:
+            f.share_link = url
+        else:
+            cloud.folder_links[path] = url
+        self.os.log("share_link_created", path=path, url=url, public=True)
+
+    def _send_link(self, url: str, name: str) -> None:
+        self.os.share(SharePayload(text=url, subject=name))
 
     def _set_invitee(self, value: str) -> None:
         self.invitee = value
@@ -803,6 +833,12 @@ class Nextcloud(App):
         cloud.favorites = [
             p for p in cloud.favorites if p != path and p not in gone and not p.startswith(inside)
         ]
+        if is_folder:
+            cloud.folder_links = {
+                k: v
+                for k, v in cloud.folder_links.items()
+                if k != path and not k.startswith(inside)
+            }
         self.os.log("cloud_file_deleted", path=path, folder=is_folder, files=gone)
         # Leave the deleted item: its detail screen, or the folder's own listing.
         self.os.clear_focus()
