@@ -328,3 +328,25 @@ def test_install_unknown_apps_is_allowed_per_source(phone: SimPhone) -> None:
     obs = click_label(phone, obs, "See all 13 apps")
     obs = click_label(phone, obs, "Chrome")
     assert find(obs, "Allowed")
+
+
+def test_a_source_allowed_is_the_served_phones_install_app_op(phone: SimPhone) -> None:
+    from ghostei.served.network import PhoneNetwork
+    from ghostei.served.shell import AndroidShell
+    from ghostei.served.vfs import PhoneFS
+
+    phone.reset(None)
+    fs = PhoneFS(phone)
+    shell = AndroidShell(phone, fs, serial="emulator-5554", network=PhoneNetwork(phone, fs=fs))
+
+    def run(command: str) -> str:
+        result = shell.run(command)
+        assert result.exit_code == 0
+        return result.stdout.decode().strip()
+
+    get = "appops get com.android.chrome REQUEST_INSTALL_PACKAGES"
+    assert run(get) == "No operations."
+    _settings(phone, "Apps", "Install unknown apps", "Chrome", "Allow from this source")
+    assert run(get) == "REQUEST_INSTALL_PACKAGES: allow"
+    run("appops set com.android.chrome REQUEST_INSTALL_PACKAGES deny")
+    assert phone.world.consents == {"install_unknown_apps:com.android.chrome": False}

@@ -276,6 +276,11 @@ def wm(session: Session, argv: list[str], io: IO) -> int:
 # ----- appops and the notification service -------------------------------------------------
 
 
+# The op behind Settings' Install unknown apps: a package allowed as a source is the world's
+# consent ``install_unknown_apps:<package>`` (what the Settings app flips).
+INSTALL_OP = "REQUEST_INSTALL_PACKAGES"
+
+
 class AppOps:
     """App-op modes set with ``appops set``; the helper may draw overlays unless told not to."""
 
@@ -285,6 +290,13 @@ class AppOps:
     def mode(self, package: str, op: str) -> str:
         default = "allow" if (package, op) == (HELPER_PACKAGE, OVERLAY_OP) else "default"
         return self.modes.get((package, op), default)
+
+
+def _op_mode(session: Session, package: str, op: str) -> str:
+    if op == INSTALL_OP:
+        allowed = session.phone.world.consents.get(f"install_unknown_apps:{package}")
+        return {True: "allow", False: "deny", None: "default"}[allowed]
+    return session.device.slot(AppOps).mode(package, op)
 
 
 @command("appops")
@@ -297,9 +309,12 @@ def appops(session: Session, argv: list[str], io: IO) -> int:
         if not installed(package):
             io.error(f"Error: No UID for {package} in user 0")
             return 255
-        wanted = args[2:3] or sorted({op for pkg, op in ops.modes if pkg == package} | {OVERLAY_OP})
+        listed = {op for pkg, op in ops.modes if pkg == package} | {OVERLAY_OP}
+        if f"install_unknown_apps:{package}" in session.phone.world.consents:
+            listed.add(INSTALL_OP)
+        wanted = args[2:3] or sorted(listed)
         for op in wanted:
-            mode = ops.mode(package, op)
+            mode = _op_mode(session, package, op)
             io.print(f"{op}: {mode}" if mode != "default" else "No operations.")
         return 0
     if len(args) == 4 and args[0] == "set":
@@ -307,6 +322,14 @@ def appops(session: Session, argv: list[str], io: IO) -> int:
         if mode not in ("allow", "deny", "ignore", "default", "foreground"):
             io.error(f"Error: Mode {mode} is not valid")
             return 255
+        if op == INSTALL_OP:
+            key = f"install_unknown_apps:{package}"
+            consents = session.phone.world.consents
+            if mode == "default":
+                consents.pop(key, None)
+            else:
+                consents[key] = mode == "allow"
+            return 0
         ops.modes[(package, op)] = mode
         return 0
     raise UsageError("usage: appops set|get PACKAGE [OP] [MODE]", 255)
