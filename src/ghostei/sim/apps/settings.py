@@ -10,6 +10,7 @@ keeps them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -85,11 +86,13 @@ CATEGORIES: dict[str, list[Toggle]] = {
 
 class Choice(NamedTuple):
     """A setting picked from a list on a page of its own: its label, the ``world.settings``
-    field it sets, and the choices (value, label) in Android's order."""
+    field it sets, the choices (value, label) in Android's order, and its row's summary of a
+    value."""
 
     label: str
     field: str
     options: tuple[tuple[int, str], ...]
+    summary: Callable[[int], str]
 
 
 # Category -> its settings chosen from a list, after its switches.
@@ -107,6 +110,7 @@ CHOICES: dict[str, list[Choice]] = {
                 (600, "10 minutes"),
                 (1800, "30 minutes"),
             ),
+            lambda seconds: f"After {_duration(seconds)} of inactivity",
         ),
     ],
 }
@@ -253,7 +257,7 @@ class SettingsApp(App):
             rows.append(
                 list_row(
                     c.label,
-                    _timeout_summary(int(getattr(settings, c.field))),
+                    c.summary(int(getattr(settings, c.field))),
                     rid="choice",
                     on_click=partial(self.push, "choice", category=name, field=c.field),
                 )
@@ -568,13 +572,10 @@ def _joined(names: list[str]) -> str:
     return f"{', '.join(names[:-1])}, and {names[-1]}"
 
 
-def _timeout_summary(seconds: int) -> str:
-    """Screen timeout's summary: ``After 1 minute of inactivity``."""
-    if seconds % 60 == 0:
-        count, unit = seconds // 60, "minute"
-    else:
-        count, unit = seconds, "second"
-    return f"After {count} {unit}{'s' if count != 1 else ''} of inactivity"
+def _duration(seconds: int) -> str:
+    """``1 minute``, ``45 seconds``: a duration as Settings words it."""
+    count, unit = (seconds // 60, "minute") if seconds % 60 == 0 else (seconds, "second")
+    return f"{count} {unit}{'s' if count != 1 else ''}"
 
 
 def _header(label: str) -> Node:
