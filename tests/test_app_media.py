@@ -631,9 +631,8 @@ def test_photonote_folders_take_notes_one_by_one_or_selected_together(phone: Sim
     obs = phone.act(Action(action_type="navigate_back"))
     find(obs, "1 note")
     # Several by selection.
-    obs = click_label(phone, obs, "More options")
-    obs = click_label(phone, obs, "Select notes")
-    obs = click_label(phone, obs, "Cabin trip")
+    index = find(obs, "Cabin trip").index
+    obs = phone.act(Action(action_type="long_press", index=index))  # starts selecting with it
     obs = click_label(phone, obs, "Select Bank & ID")
     find(obs, "2 selected")
     obs = click_label(phone, obs, "Move")

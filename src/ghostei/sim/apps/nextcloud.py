@@ -122,23 +122,7 @@ class Nextcloud(App):
             for sub in subfolders
         ]
         selection = self._selection()
-        rows += [
-            self._with_menu(
-                list_row(
-                    f.name,
-                    f"{_size(_bytes(f))} · {_date(f.modified)}"
-                    + (" · Shared" if f.share_link or f.shared_with else ""),
-                    leading=self._file_icon(f, folder, f.path in selection),
-                    rid="file_row",
-                    # In selection mode a tap on a row selects it too.
-                    on_click=partial(self._toggle_select, folder, f.path)
-                    if selection
-                    else partial(self._open_file, f.path),
-                ),
-                f.path,
-            )
-            for f in files
-        ]
+        rows += [self._with_menu(self._file_row(f, folder, selection), f.path) for f in files]
         if not rows:
             rows.append(text("No files in here", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
         root = folder == ROOT
@@ -573,6 +557,21 @@ class Nextcloud(App):
         more = icon_button("more", f"More options for {name}", partial(self._actions, path))
         more.rid = "overflow_menu"
         item.children.append(more)
+        return item
+
+    def _file_row(self, f: CloudFile, folder: str, selection: list[str]) -> Node:
+        select = partial(self._toggle_select, folder, f.path)
+        item = list_row(
+            f.name,
+            f"{_size(_bytes(f))} · {_date(f.modified)}"
+            + (" · Shared" if f.share_link or f.shared_with else ""),
+            leading=self._file_icon(f, folder, f.path in selection),
+            rid="file_row",
+            # In selection mode a tap on a row selects it too; a long press always does.
+            on_click=select if selection else partial(self._open_file, f.path),
+        )
+        item.long_clickable, item.on_long_click = True, select
+        item.selected = f.path in selection
         return item
 
     def _file_icon(self, f: CloudFile, folder: str, selected: bool) -> Node:

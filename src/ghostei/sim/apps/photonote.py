@@ -377,8 +377,11 @@ class PhotoNote(App):
         ]
         if count:
             kids.append(text(f"{count} photo{'s' if count != 1 else ''}", size=13, fg=BRAND))
-        if not self.selecting:
-            return card(*kids, on_click=partial(self._open, note.id), rid="note_card", bg=WHITE)
+        if not self.selecting:  # a long press starts selecting, with this note
+            item = card(*kids, on_click=partial(self._open, note.id), rid="note_card", bg=WHITE)
+            item.long_clickable = True
+            item.on_long_click = partial(self._start_selection, note.id)
+            return item
         # Selection mode: a tap selects the note; a checkbox shows it is.
         toggle: Handler = partial(self._toggle_select, note.id)
         chosen = note.id in self.selected
@@ -511,9 +514,9 @@ class PhotoNote(App):
     def _toggle_menu(self) -> None:
         self.menu_open = not self.menu_open
 
-    def _start_selection(self) -> None:
+    def _start_selection(self, first: str = "") -> None:
         self.menu_open = False
-        self.selecting, self.selected = True, []
+        self.selecting, self.selected = True, [first] if first else []
 
     def _backup(self) -> None:
         """Every note, newest first, into one text file in Documents/PhotoNote."""
