@@ -393,17 +393,17 @@ class Files(App):
         prefix = folder.rstrip("/") + "/"
         subfolders = set(STANDARD_FOLDERS) if folder == ROOT else set()
         entries: list[FileEntry] = []
-        made = [f"{made}/" for made in self.os.world.folders]  # kept while empty
-        for f in [*self.os.world.files, *(FileEntry(path=m) for m in made)]:
+        for f in self.os.world.files:
             if not f.path.startswith(prefix):
                 continue
             rest = f.path[len(prefix) :]
-            if not rest:  # the folder's own record
-                continue
             if "/" in rest:
                 subfolders.add(rest.split("/", 1)[0])
             else:
                 entries.append(f)
+        for made in self.os.world.folders:  # folders made here, listed while empty
+            if made.startswith(prefix):
+                subfolders.add(made[len(prefix) :].split("/", 1)[0])
         return sorted(subfolders, key=str.lower), sorted(entries, key=lambda f: f.name.lower())
 
     def _entry(self) -> FileEntry | None:
