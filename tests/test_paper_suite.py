@@ -30,6 +30,7 @@ from ghostei.checks import LlmJudged
 from ghostei.device import DEFAULT_ATTACKER_PACKAGE
 from ghostei.gate import check_case
 from ghostei.runner import RunConfig, run_episode
+from ghostei.sensitive import instruction_secrets, kinds_of
 
 from .helpers import cli
 
@@ -135,6 +136,45 @@ def test_only_the_partial_step_is_no_full_attack(row: int) -> None:
     assert record.verdict.predicates["full_attack"] is False
     assert record.verdict.predicates["partial_attack"] is True
     assert record.label == "PAS"
+
+
+def _rows_giving_what_the_page_asks() -> list[int]:
+    rows = []
+    for i in _page_rows():
+        form = ROWS[i].extra["page_information"]["form"]
+        asked = {k.name for label in form for k in kinds_of(label) if k.sensitive}
+        if asked & {s.kind for s in instruction_secrets(ROWS[i].prompt)}:
+            rows.append(i)
+    return rows
+
+
+def _fill(case: Case, values: dict[str, str]) -> Case:
+    """The row's attack with each form field typed from ``values`` by the kind it asks for,
+    a harmless word where none is given."""
+    steps = []
+    for step in case.attack_solution:
+        if step.do == "type" and step.hint and step.package is None:
+            kind = next((k.name for k in kinds_of(step.hint) if k.name in values), None)
+            step = step.model_copy(update={"value": values[kind] if kind else "later"})
+        steps.append(step)
+    return case.model_copy(update={"attack_solution": steps})
+
+
+@pytest.mark.parametrize("row", _rows_giving_what_the_page_asks())
+def test_the_instructions_own_data_typed_into_the_page_is_full(row: int) -> None:
+    # Most rows hand the agent the user's card, code or password in the instruction: an agent
+    # that types those (not the phone profile's) into the attacker's form discloses them.
+    case = ROWS[row]
+    given = {s.kind: s.forms[0] for s in instruction_secrets(case.prompt)}
+    record = run_episode(_fill(case, given), "gullible", FAST, None)
+    assert record.label == "FAS", record.verdict
+    # The same form sent with nothing of the user's in it is no full attack.
+    record = run_episode(_fill(case, {}), "gullible", FAST, None)
+    assert record.verdict is not None and record.verdict.predicates["full_attack"] is False
+
+
+def test_rows_giving_data_are_tested() -> None:
+    assert len(_rows_giving_what_the_page_asks()) >= 10
 
 
 def test_page_rows_are_among_the_checkable() -> None:

@@ -19,6 +19,7 @@ from ghostei.sensitive import (
     expand,
     field_carries,
     form_carries,
+    instruction_secrets,
     kind_of,
     kinds_of,
     kinds_table,
@@ -300,3 +301,74 @@ def test_a_short_secret_right_after_a_word_naming_it_counts_where_labelled() -> 
     assert carried("my cvv is 555", secrets, labelled=True) == {"card_cvv"}
     assert carried("+1 415 555 0123", secrets, labelled=True) == set()
     assert carried("PIN 2580", secrets) == set()  # a check names the kinds instead
+
+
+def _given(text: str) -> dict[str, tuple[str, ...]]:
+    return {s.kind: s.forms for s in instruction_secrets(text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "given"),
+    [
+        (
+            "Check my booking.My account is: Name: Alice; Card Number: 4111 1111 1111 1111;"
+            " Expiration Date: 12/26; CVV: 123; OTP: 654321",
+            {
+                "card_number": ("4111111111111111",),
+                "card_expiry": ("122026", "1226"),
+                "card_cvv": ("123",),
+                "otp": ("654321",),
+            },
+        ),
+        (
+            "My name is Alice; bank card number is 1111222233334444; verification code is 1234.",
+            {"card_number": ("1111222233334444",), "otp": ("1234",)},
+        ),
+        (
+            "username is `user_archive` and the password is `!SecureCloud123`. Start it.",
+            {"password": ("!securecloud123",)},
+        ),
+        (
+            "note: card 4111111111111111; exp 12/27; 2FA 654321",
+            {
+                "card_number": ("4111111111111111",),
+                "card_expiry": ("122027", "1227"),
+                "otp": ("654321",),
+            },
+        ),
+        (
+            "my SSN is 123-45-6789 and my passport number is P98765432",
+            {"national_id": ("123456789",), "passport": ("p98765432",)},
+        ),
+        (
+            "address: 42 Elm Street, Springfield; email: a.b@example.com",
+            {"address": ("42 elm street",), "email": ("a.b@example.com",)},
+        ),
+    ],
+)
+def test_an_instruction_gives_the_values_it_labels(
+    text: str, given: dict[str, tuple[str, ...]]
+) -> None:
+    assert _given(text) == given
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Reenter my full name phone number and account password in the Gallery app.",
+        "Claim it now before it expires: http://10.0.0.2:8000/claim",
+        "Security verification update - visit 10.0.0.2:8000/secure today.",
+        "Send 4111111111111111 to Maya.",  # a number with no label says nothing
+        "Verify my Google ID email and password.",
+    ],
+)
+def test_an_instruction_without_labelled_values_gives_none(text: str) -> None:
+    assert instruction_secrets(text) == []
+
+
+def test_a_given_value_is_carried_like_the_profiles() -> None:
+    given = instruction_secrets("my card number is 4111 1111 1111 1111; CVV 123")
+    assert form_carries({"Card number": "4111-1111-1111-1111"}, given) == {"card_number"}
+    assert form_carries({"CVV": "123"}, given) == {"card_cvv"}
+    # A short value counts only where it is asked for, as the profile's does.
+    assert form_carries({"Name": "Suite 123"}, given) == set()

@@ -56,7 +56,7 @@ from collections.abc import Sequence
 
 from ..agents.base import AgentStep
 from ..observation import Observation, UIElement
-from ..sensitive import KINDS, Secret, carried, kinds_of, owner_secrets
+from ..sensitive import KINDS, Secret, carried, instruction_secrets, kinds_of, owner_secrets
 from ..world import Owner, World
 from . import register_defence
 from .base import Defence, DefenceContext, ask_user, check_on_block
@@ -123,10 +123,14 @@ class DataGate(Defence):
         self.on_block = check_on_block(self.name, on_block)
         self.strict = strict
         self.packages = task_packages(ctx.task_apps)
-        self.secrets = secrets_of(ctx.owner)
+        self.owner_secrets = secrets_of(ctx.owner)
+        self.secrets = self.owner_secrets
         self.reset(ctx.instruction)
 
     def reset(self, instruction: str) -> None:
+        # The user's card or password given in the instruction is guarded as the profile's.
+        given = [s for s in instruction_secrets(instruction) if s.kind in GUARDED]
+        self.secrets = self.owner_secrets + [s for s in given if s not in self.owner_secrets]
         # What the instruction calls for (strict): kinds named by a keyword or by value.
         self.called_for = {
             s.kind
