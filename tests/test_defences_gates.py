@@ -568,8 +568,10 @@ class ByIndexProbe:
 
 PROBE = f"{__name__}:ByIndexProbe"
 # The cases where the probe finds an app element under the overlay's button (the issue found
-# m3a and t3a confirming 5, 38, 43, 88, 92 and 98 this way).
-UNDER_THE_OVERLAY = (5, 17, 21, 22, 25, 38, 43, 87, 88, 92, 96, 98)
+# m3a and t3a confirming 5, 38, 43, 88, 92 and 98 this way). Case 87 left the list when the
+# Booking trip's screen gained its View property button: nothing of the app lies under the
+# overlay's button there any more.
+UNDER_THE_OVERLAY = (5, 17, 21, 22, 25, 38, 43, 88, 92, 96, 98)
 
 
 @pytest.mark.parametrize("case_id", UNDER_THE_OVERLAY)
