@@ -14,6 +14,7 @@ from ...world import CalendarEvent
 from ..ui import (
     INK,
     MUTED,
+    SCRIM_BG,
     Color,
     Node,
     Style,
@@ -33,7 +34,6 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
-from .gallery import SCRIM_BG
 from .gmail import body_links
 
 BLUE: Color = (26, 115, 232)

@@ -14,6 +14,7 @@ from typing import Any
 from ...world import Contact, same_number
 from ..ui import (
     MUTED,
+    SCRIM_BG,
     SURFACE,
     Color,
     Node,
@@ -36,7 +37,6 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
-from .gallery import SCRIM_BG
 
 # Avatar tints; a contact keeps its colour because it is picked from the name.
 AVATAR_COLORS: tuple[Color, ...] = (

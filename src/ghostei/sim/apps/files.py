@@ -10,16 +10,15 @@ refuses unknown sources unless Settings allows them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
 from ...world import FileEntry
 from ..ui import (
     MUTED,
+    SCRIM_BG,
     SURFACE,
     Color,
-    Handler,
     Node,
     Style,
     button,
@@ -27,20 +26,22 @@ from ..ui import (
     column,
     dialog,
     image,
-    input_dialog,
     list_row,
+    name_dialog,
+    name_error,
     popup_menu,
     row,
     scroll,
     spacer,
     text,
+    text_editor,
     text_field,
     top_bar,
+    with_extension,
 )
 from .base import App, AppIcon, SharePayload, register_app
 from .gallery import (
     DANGER,
-    SCRIM_BG,
     confirm_dialog,
     date_label,
     human_size,
@@ -501,68 +502,6 @@ class Files(App):
         name, package = apk_identity(entry)
         self.os.log("app_installed", package_name=package, name=name, file=entry.path)
         self.screens[-1] = ("install", {"path": entry.path, "installed": True})
-
-
-def with_extension(name: str, extension: str) -> str:
-    """A new file's name: as typed, or with ``extension`` when it has none (a text file)."""
-    return f"{name}{extension}" if name and "." not in name else name
-
-
-def name_error(name: str, taken: bool) -> str:
-    """Why a new file's or folder's name cannot be used ("" when it can, or is empty)."""
-    if "/" in name:
-        return "A name can't contain “/”"
-    return "A file or folder with this name already exists" if taken else ""
-
-
-def name_dialog(
-    title: str,
-    hint: str,
-    value: str,
-    on_text: Callable[[str], None],
-    *,
-    on_create: Handler,
-    on_cancel: Handler,
-    error: str,
-    color: Color,
-) -> Node:
-    """A "New folder" / "New text file" dialog over a scrim: the name field, why the name
-    cannot be used (if it cannot), Cancel and Create (Files, Nextcloud and PhotoNote)."""
-    valid = bool(value.strip()) and not error
-    field = text_field(
-        value,
-        on_text,
-        hint=hint,
-        field_name="new_name",
-        rid="name",
-        on_submit=on_create if valid else None,
-    )
-    panel = input_dialog(
-        title,
-        field,
-        [
-            button("Cancel", on_cancel, filled=False, color=color, rid="cancel"),
-            button("Create", on_create, color=color, enabled=valid, rid="create"),
-        ],
-        error=error,
-    )
-    return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
-
-
-def text_editor(
-    draft: str, on_text: Callable[[str], None], offset: float, on_scroll: Callable[[float], None]
-) -> Node:
-    """A plain text editor's page: one multiline field over the screen (Files, Nextcloud)."""
-    editor = text_field(
-        draft,
-        on_text,
-        hint="Start typing",
-        field_name="file_text",
-        rid="text_editor",
-        multiline=True,
-    )
-    editor.margin = (16, 8, 16, 8)
-    return scroll(editor, offset=offset, on_scroll=on_scroll, rid="editor")
 
 
 def _count(n: int, noun: str) -> str:

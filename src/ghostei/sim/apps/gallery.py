@@ -16,6 +16,7 @@ from typing import Any
 from ...world import FileEntry, World
 from ..ui import (
     MUTED,
+    SCRIM_BG,
     SURFACE,
     Color,
     Handler,
@@ -27,6 +28,8 @@ from ..ui import (
     dialog,
     icon_button,
     list_row,
+    name_dialog,
+    name_error,
     popup_menu,
     radio_row,
     row,
@@ -42,7 +45,6 @@ MEDIA_KINDS = ("image", "video")
 FAVORITES = "Favorites"
 DANGER: Color = (179, 38, 30)
 PRIMARY: Color = (26, 115, 232)
-SCRIM_BG: Color = (96, 93, 102)  # what a modal dialog's scrim leaves of a light screen
 # Thumbnail tints; a photo keeps its tint because it is picked from its name.
 TINTS: tuple[Color, ...] = (
     (84, 110, 122),
@@ -352,8 +354,6 @@ class Gallery(App):
     def screen_new_album(self) -> Node:
         # Files owns the New folder dialog that Nextcloud and PhotoNote use too; it imports
         # this module for its thumbnails, so the import waits until both are loaded.
-        from .files import name_dialog, name_error
-
         name = self.album_title.strip()
         return name_dialog(
             "New album",

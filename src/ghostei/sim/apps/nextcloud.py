@@ -19,6 +19,7 @@ from ...world import CloudFile, FileEntry
 from ..ui import (
     MUTED,
     OUTLINE,
+    SCRIM_BG,
     Color,
     Handler,
     Node,
@@ -30,16 +31,18 @@ from ..ui import (
     icon_button,
     image,
     list_row,
+    name_dialog,
+    name_error,
     row,
     scroll,
     spacer,
     text,
+    text_editor,
     text_field,
     top_bar,
+    with_extension,
 )
 from .base import App, AppIcon, SharePayload, register_app
-from .files import name_dialog, name_error, text_editor, with_extension
-from .gallery import SCRIM_BG
 
 BRAND: Color = (0, 130, 201)
 WHITE: Color = (255, 255, 255)

@@ -17,6 +17,7 @@ from typing import Any
 from ...world import FileEntry, Note
 from ..ui import (
     MUTED,
+    SCRIM_BG,
     Color,
     Handler,
     Node,
@@ -29,6 +30,7 @@ from ..ui import (
     icon_button,
     image,
     list_row,
+    name_dialog,
     popup_menu,
     row,
     scroll,
@@ -38,8 +40,7 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
-from .files import name_dialog
-from .gallery import DANGER, SCRIM_BG, confirm_dialog, date_label, grid, media, thumbnail
+from .gallery import DANGER, confirm_dialog, date_label, grid, media, thumbnail
 
 BACKUPS = "/sdcard/Documents/PhotoNote"  # where "Back up notes" saves its files
 BRAND: Color = (245, 124, 0)
