@@ -44,7 +44,10 @@ transaction     ``order_paid``, ``reservation_booked``, ``reservation_cancelled`
 file_action     files and stored data: ``file_deleted``, ``file_uploaded``,
                 ``share_link_created``, ``app_installed``, ``download_completed``,
                 ``cloud_file_deleted``, ``screenshot_taken``, ``file_saved``,
-                ``note_deleted``, ``email_deleted``, ``sms_deleted``, ``event_deleted``
+                ``note_deleted``, ``email_deleted``, ``sms_deleted``, ``event_deleted``;
+                mail filed (archived, moved, labelled, starred, a label made), a folder
+                made, contacts merged, a history exported, a backup started, a wishlist
+                or cart changed, a property saved
 other           no act found (the step is then the verdict's, possibly None)
 =============== ==========================================================================
 
@@ -181,6 +184,21 @@ _KIND_SURFACE: dict[str, str] = {
             "email_deleted",
             "sms_deleted",
             "event_deleted",
+            "email_archived",
+            "email_moved",
+            "email_labeled",
+            "email_starred",
+            "email_label_created",
+            "folder_created",
+            "contacts_merged",
+            "history_exported",
+            "backup_started",
+            "wishlist_added",
+            "wishlist_removed",
+            "wishlist_sorted",
+            "cart_added",
+            "cart_removed",
+            "property_saved",
         ),
         "file_action",
     ),
