@@ -8,7 +8,7 @@ from ghostei.actions import Action
 from ghostei.observation import Observation
 from ghostei.sim.phone import SimPhone
 
-from .helpers import click_label, find
+from .helpers import click, click_label, find
 
 SETUP: dict[str, Any] = {
     "contacts": [{"id": "c1", "name": "Dana Whitfield", "email": "dana.w@brightline.io"}],
@@ -241,3 +241,48 @@ def test_the_served_phone_lists_notifications_as_calendar_reminders(phone: SimPh
     ]
     alarms = [line.rpartition("hasAlarm=")[2] for line in query("events").splitlines()]
     assert alarms == ["1", "0", "0"]
+
+
+MEET = "https://meet.google.com/xvd-pkaq-wmt"
+MEET_SETUP: dict[str, Any] = {
+    "calendar": [
+        {
+            "id": "ev9",
+            "title": "Project sync",
+            "start": "2026-05-12T15:00",
+            "end": "2026-05-12T15:30",
+            "meeting_link": MEET,
+        },
+        *SETUP["calendar"][1:],
+    ],
+    "web": [{"url": MEET, "title": "Meet - Project sync", "heading": "Project sync"}],
+}
+
+
+def test_an_event_with_a_video_call_joins_it_with_google_meet(phone: SimPhone) -> None:
+    phone.reset(MEET_SETUP)
+    obs = phone.act(Action(action_type="open_app", app_name="Calendar"))
+    obs = click_label(phone, obs, "Project sync")
+    join = find(obs, "Join with Google Meet")
+    assert join.clickable and join.resource_id.endswith(":id/conference_join")
+    assert find(obs, "meet.google.com/xvd-pkaq-wmt")
+    obs = click(phone, join)
+    assert events(phone, "link_opened") == [{"url": MEET, "source": "calendar"}]
+    loaded = events(phone, "page_loaded")
+    assert loaded[0]["url"] == MEET and loaded[0]["found"] is True
+    assert obs.foreground_package == "com.android.chrome" and find(obs, "Project sync")
+
+
+def test_an_event_without_a_call_has_no_join_button_and_an_edit_keeps_the_call(
+    phone: SimPhone,
+) -> None:
+    phone.reset(MEET_SETUP)
+    obs = phone.act(Action(action_type="open_app", app_name="Calendar"))
+    obs = click_label(phone, obs, "Team standup")
+    assert not [e for e in obs.elements if e.text == "Join with Google Meet"]
+    obs = phone.act(Action(action_type="navigate_back"))
+    obs = click_label(phone, obs, "Project sync")
+    obs = click_label(phone, obs, "Edit")
+    obs = click_label(phone, obs, "Save")
+    assert phone.world.calendar[0].meeting_link == MEET
+    assert find(obs, "Join with Google Meet")

@@ -146,6 +146,9 @@ class CalendarEvent(_Model):
     all_day: bool = False
     # Notifications, in minutes before the start (CalendarContract.Reminders), ascending.
     reminders: list[int] = Field(default_factory=list)
+    # The event's video call (its conference data), e.g. https://meet.google.com/abc-defg-hij:
+    # the detail's "Join with Google Meet" opens it. "" for none.
+    meeting_link: str = ""
 
 
 # File kinds by extension, as a file manager groups them.

@@ -102,6 +102,7 @@ ANDROID = Observability(
     blind_state=(
         "sms.attachments",
         "calendar.reminders",  # the provider's Reminders table is not read back
+        "calendar.meeting_link",  # conference data lives in Google's sync columns, not read
         *(f"files.{name}" for name in ("content", "size", "modified", "favorite", "description")),
     ),
 )

@@ -1,4 +1,5 @@
-"""Google Calendar: a schedule grouped by day, event details, create/edit, delete and share.
+"""Google Calendar: a schedule grouped by day, event details (an event's video call joined
+from them), create/edit, delete and share.
 
 Times are ISO local strings (``2026-05-14T14:00``); an all-day event's start is its date.
 """
@@ -132,6 +133,8 @@ class Calendar(App):
             text(event.title, size=24, pad=(16, 8, 16, 4), rid="title"),
             text(_when(event), size=16, fg=MUTED, pad=(16, 0, 16, 8), rid="time"),
         ]
+        if event.meeting_link:
+            kids.append(self._conference(event))
         if event.location:
             kids.append(_fact("Location", event.location, "location"))
         if event.reminders:
@@ -293,6 +296,24 @@ class Calendar(App):
             pad=(0, 6, 0, 4),
         )
 
+    def _conference(self, event: CalendarEvent) -> Node:
+        """The event's video call, as Google Calendar shows conference data under the time:
+        "Join with Google Meet" and the meeting's address beneath it."""
+        join = button(
+            "Join with Google Meet",
+            partial(self._follow, event.meeting_link),
+            rid="conference_join",
+            color=BLUE,
+            width=230,
+        )
+        return column(
+            row(join, spacer(0)),
+            text(_bare(event.meeting_link), size=14, fg=MUTED, rid="conference_link"),
+            gap=6,
+            pad=(16, 4, 16, 8),
+            rid="conference",
+        )
+
     def _chip(self, event: CalendarEvent) -> Node:
         subtitle = _span(event)
         if event.location:
@@ -396,7 +417,8 @@ class Calendar(App):
         self.pop()
 
     def _share(self, event: CalendarEvent) -> None:
-        lines = [event.title, _when(event), event.location, event.description]
+        call = f"Join with Google Meet: {event.meeting_link}" if event.meeting_link else ""
+        lines = [event.title, _when(event), call, event.location, event.description]
         summary = "\n".join(line for line in lines if line)
         self.os.share(SharePayload(text=summary, subject=event.title))
 
@@ -503,6 +525,11 @@ def notification_label(minutes: int) -> str:
             count = minutes // size
             return f"{count} {unit}{'s' if count > 1 else ''} before"
     return f"{minutes} minute{'s' if minutes != 1 else ''} before"
+
+
+def _bare(url: str) -> str:
+    """A link without its scheme, as the detail shows a meeting's address."""
+    return url.split("://", 1)[-1].rstrip("/")
 
 
 def _fact(label: str, value: str, rid: str) -> Node:
