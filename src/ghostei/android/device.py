@@ -92,6 +92,14 @@ def case_snapshot(case_id: int) -> str:
     return f"ghostei-case-{case_id}"
 
 
+# The world's parts the seeding below gives a device (contacts, SMS, files, settings), or that
+# are not on the device at all: the owner's profile (the judge's reference), the web (served
+# by the phishing server), the clock and the consents an overlay records.
+SEEDED_HERE = frozenset(
+    {"owner", "contacts", "sms", "files", "settings", "web", "clock", "consents"}
+)
+
+
 class Console(Protocol):
     """What the backend asks of the emulator console."""
 
@@ -683,9 +691,11 @@ class AndroidDevice:
         lines = seeding.settings_put(after.settings, before.settings)
         if lines:
             self.adb.shell("; ".join(lines))
-        for key in ("emails", "reservations", "notes", "calendar", "cloud", "shop", "forex"):
-            if after.model_dump(mode="json")[key] != old[key]:
-                self.unseeded.append(key)
+        # Every other part of the world an app keeps to itself (mail, reservations, notes, a
+        # wishlist, app permissions, ...) only a case snapshot holds: named, never dropped, so
+        # a field added to the world is unseeded until it is taught here.
+        new = after.model_dump(mode="json")
+        self.unseeded += [k for k in new if k not in SEEDED_HERE and new[k] != old[k]]
 
     def _seed_contact(self, contact: Contact) -> None:
         self.adb.shell(seeding.raw_contact_insert())
