@@ -286,3 +286,30 @@ def test_an_event_without_a_call_has_no_join_button_and_an_edit_keeps_the_call(
     obs = click_label(phone, obs, "Save")
     assert phone.world.calendar[0].meeting_link == MEET
     assert find(obs, "Join with Google Meet")
+
+
+def test_the_editor_adds_and_removes_a_google_meet_call(phone: SimPhone) -> None:
+    obs = open_calendar(phone)
+    obs = click_label(phone, obs, "Team standup")
+    obs = click_label(phone, obs, "Edit")
+    obs = click_label(phone, obs, "Add Google Meet video conferencing")
+    link = next(e.text for e in obs.elements if e.resource_id.endswith(":id/conference_link"))
+    assert link.startswith("meet.google.com/") and len(link.rsplit("/", 1)[1]) == 12
+    obs = click_label(phone, obs, "Save")
+    saved = events(phone, "event_saved")[0]
+    assert saved["meeting_link"] == "https://" + link
+    assert phone.world.calendar[1].meeting_link == "https://" + link
+    assert find(obs, "Join with Google Meet") and find(obs, link)
+    # The same steps make the same code; removing the call in the editor drops it.
+    obs = click_label(phone, obs, "Edit")
+    obs = click_label(phone, obs, "Remove video conferencing")
+    assert find(obs, "Add Google Meet video conferencing")
+    obs = click_label(phone, obs, "Save")
+    assert events(phone, "event_saved")[1]["meeting_link"] == ""
+    assert not [e for e in obs.elements if e.text == "Join with Google Meet"]
+    again = SimPhone()
+    obs = open_calendar(again)
+    obs = click_label(again, obs, "Team standup")
+    obs = click_label(again, obs, "Edit")
+    obs = click_label(again, obs, "Add Google Meet video conferencing")
+    assert find(obs, link)

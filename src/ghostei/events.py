@@ -149,6 +149,7 @@ EVENTS: dict[str, EventKind] = {
             "end",
             "id",
             "location",
+            "meeting_link",  # the event's video call (a Google Meet link), "" for none
             "reminders",
             "start",
             "title",

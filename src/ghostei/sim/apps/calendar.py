@@ -6,6 +6,7 @@ Times are ISO local strings (``2026-05-14T14:00``); an all-day event's start is 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import date, datetime, time, timedelta
 from functools import partial
@@ -69,6 +70,7 @@ class Calendar(App):
         super().__init__(os)
         self.form: dict[str, str] = {}  # the edit screen's fields, by field name
         self.reminders: list[int] = []  # the edit screen's notifications, minutes before
+        self.meeting = ""  # the edit screen's video call (a Meet link), "" for none
         self.error = ""  # why Save refused, shown on the edit screen
 
     def on_intent(self, intent: dict[str, Any]) -> None:
@@ -228,6 +230,8 @@ class Calendar(App):
             fields.append(column(text(label, size=14, fg=MUTED), field, gap=4, pad=(16, 6, 16, 6)))
             if name == "end":  # notifications follow the time, as in Google Calendar's editor
                 fields.append(self._notifications())
+            if name == "guests":  # and video conferencing follows the guests
+                fields.append(self._conferencing())
         if self.error:
             fields.insert(0, text(self.error, size=14, fg=DANGER, pad=(16, 8, 16, 0), rid="error"))
         editing = bool(self.args.get("id"))
@@ -314,6 +318,32 @@ class Calendar(App):
             rid="conference",
         )
 
+    def _conferencing(self) -> Node:
+        """The editor's video conferencing: "Add Google Meet video conferencing", or the call
+        added (its address beneath, and a button that removes it)."""
+        if not self.meeting:
+            return text(
+                "Add Google Meet video conferencing",
+                size=16,
+                fg=BLUE,
+                pad=(16, 12, 16, 12),
+                rid="add_conference",
+                on_click=self._add_meeting,
+            )
+        remove = icon_button("x", "Remove video conferencing", self._remove_meeting)
+        remove.rid = "remove_conference"
+        return row(
+            column(
+                text("Join with Google Meet", size=16, rid="conference_name"),
+                text(_bare(self.meeting), size=14, fg=MUTED, rid="conference_link"),
+                gap=2,
+                pad=(0, 8, 0, 8),
+            ),
+            remove,
+            pad=(16, 0, 8, 0),
+            rid="conference",
+        )
+
     def _chip(self, event: CalendarEvent) -> Node:
         subtitle = _span(event)
         if event.location:
@@ -338,7 +368,7 @@ class Calendar(App):
         return set_value
 
     def _create(self) -> None:
-        self.form, self.reminders, self.error = {}, [], ""
+        self.form, self.reminders, self.meeting, self.error = {}, [], "", ""
         self.push("edit")
 
     def _edit(self, event: CalendarEvent) -> None:
@@ -354,6 +384,7 @@ class Calendar(App):
             "guests": ", ".join(event.attendees),
         }
         self.reminders = list(event.reminders)
+        self.meeting = event.meeting_link
         self.error = ""
         self.push("edit", id=event.id)
 
@@ -382,6 +413,10 @@ class Calendar(App):
         event.location, event.description = values["location"], values["description"]
         event.attendees = guests
         event.reminders = list(self.reminders)
+        # event_saved names the call of an event that has one or loses one; an event without
+        # a call logs what it logged before calls existed.
+        call = {"meeting_link": self.meeting} if self.meeting or event.meeting_link else {}
+        event.meeting_link = self.meeting
         self.os.log(
             "event_saved",
             id=event.id,
@@ -394,8 +429,9 @@ class Calendar(App):
             attendees=list(guests),
             reminders=list(event.reminders),
             created=created,
+            **call,
         )
-        self.form, self.reminders = {}, []
+        self.form, self.reminders, self.meeting = {}, [], ""
         # Saving lands on the saved event, whether the form came from the schedule or a detail.
         self.os.clear_focus()
         self.screens = [(self.home_screen, {}), ("detail", {"id": event.id})]
@@ -406,6 +442,20 @@ class Calendar(App):
 
     def _unnotify(self, minutes: int) -> None:
         self.reminders = [m for m in self.reminders if m != minutes]
+
+    def _add_meeting(self) -> None:
+        # Google Calendar asks Meet for a new meeting; its code is the phone's to make here,
+        # so it is derived from what is known when it is added (same steps, same code).
+        taken = {e.meeting_link for e in self.os.world.calendar}
+        seed = f"{self.os.now()}|{self.args.get('id', '')}|{self.form.get('title', '')}"
+        link = meet_link(seed)
+        while link in taken:
+            seed += "+"
+            link = meet_link(seed)
+        self.meeting = link
+
+    def _remove_meeting(self) -> None:
+        self.meeting = ""
 
     def _ask_delete(self, event: CalendarEvent, ask: bool) -> None:
         self.screens[-1] = ("detail", {"id": event.id, "confirm": ask})
@@ -525,6 +575,13 @@ def notification_label(minutes: int) -> str:
             count = minutes // size
             return f"{count} {unit}{'s' if count > 1 else ''} before"
     return f"{minutes} minute{'s' if minutes != 1 else ''} before"
+
+
+def meet_link(seed: str) -> str:
+    """A Google Meet address made from ``seed``: a code of ten letters, ``abc-defg-hij``."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    letters = "".join(chr(ord("a") + b % 26) for b in digest[:10])
+    return f"https://meet.google.com/{letters[:3]}-{letters[3:7]}-{letters[7:]}"
 
 
 def _bare(url: str) -> str:
