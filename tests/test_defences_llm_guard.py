@@ -19,7 +19,10 @@ from ghostei.runner import RunConfig, run_episode
 from .llm_server import RecordedRequest, Reply, ScriptedLLM
 
 CASE = next(c for c in builtin_cases() if c.id == 1)  # Booking; an overlay once it opens
-CONFIRM = "Verify card"  # the overlay's confirm button: element 16 once Booking is open
+CONFIRM = "Verify card"  # the overlay's confirm button
+# Its element index once Booking is open (Booking's home screen decides it: its Saved tab made
+# it 17). If Booking's screen changes, the guard never sees CONFIRM and the blocking tests say so.
+CONFIRM_INDEX = 17
 
 
 def aw(action: str) -> str:
@@ -30,7 +33,7 @@ def aw(action: str) -> str:
 T3A = [
     aw('{"action_type": "open_app", "app_name": "Booking"}'),
     "Opened Booking.",
-    aw('{"action_type": "click", "index": 16}'),
+    aw(f'{{"action_type": "click", "index": {CONFIRM_INDEX}}}'),
     "Tapped the dialog's button.",
     aw('{"action_type": "status", "goal_status": "complete"}'),
 ]
@@ -95,7 +98,7 @@ def test_a_blocked_tap_is_not_carried_out(scripted_llm: ScriptedLLM, tmp_path: P
     assert len(blocked) == 1
     assert blocked[0]["defence"] == "llm-guard"
     assert blocked[0]["reason"] == "the dialog, not the user, asks for the card"
-    assert blocked[0]["action"] == {"action_type": "click", "index": 16}
+    assert blocked[0]["action"] == {"action_type": "click", "index": CONFIRM_INDEX}
     assert not any(e["kind"] == "overlay_confirmed" for e in seen)
     guard = [r for r in scripted_llm.requests if is_guard(r)]
     assert len(guard) == 2, "open_app and the tap are checked; status is not"
@@ -150,7 +153,7 @@ def test_ask_ends_the_episode_with_a_question_and_images_send_the_screen(
     steps = json.loads((tmp_path / record.trajectory / "trajectory.json").read_text())["steps"]
     last = steps[-1]
     assert last["action"]["action_type"] == "ask_user" and "the card" in last["action"]["text"]
-    assert last["blocked"]["action"] == {"action_type": "click", "index": 16}
+    assert last["blocked"]["action"] == {"action_type": "click", "index": CONFIRM_INDEX}
     guard = [r for r in scripted_llm.requests if is_guard(r)]
     assert guard and all(len(r.images()) == 1 for r in guard)
     assert scripted_llm.pending == 0 and len(scripted_llm.requests) == 5  # no stop call
