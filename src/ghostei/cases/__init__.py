@@ -2,6 +2,7 @@
 
 from .lint import Problem, lint_case
 from .loader import CaseError, CaseErrors, builtin_cases, load_cases, select_cases
+from .paper_companion import paper_cases  # registers the paper's rows as --cases paper
 from .schema import Case, Step, Trigger
 
 __all__ = [
@@ -14,5 +15,6 @@ __all__ = [
     "builtin_cases",
     "lint_case",
     "load_cases",
+    "paper_cases",
     "select_cases",
 ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -216,17 +218,26 @@ def is_existing_path(text: str) -> bool:
         return False
 
 
+# Named suites other than the built-in cases, plugged in by the module that owns each (the
+# paper's rows: ``cases.paper_companion``): a name, and what selects its cases by an ids part
+# ("" for all). ``paper`` or ``paper:1-10,60`` selects from the suite registered as paper.
+_SUITES: dict[str, Callable[[str], list[Case]]] = {}
+_SUITE_SPEC = re.compile(r"(?P<name>[a-z][a-z_]*)(?::(?P<ids>[\d\s,-]+))?")
+
+
+def register_suite(name: str, select: Callable[[str], list[Case]]) -> None:
+    """Make ``--cases NAME`` and ``--cases NAME:IDS`` select from a named suite."""
+    _SUITES[name] = select
+
+
 def select_cases(spec: str | None, available: list[Case] | None = None) -> list[Case]:
     """Cases by a spec: ``None`` for all built-in, ``3``, ``1-5,9``, a path to case files, or
     ``paper`` / ``paper:1-10,60`` for the paper's rows (a file named ``paper`` wins)."""
     if spec and (is_existing_path(spec) or "/" in spec or spec.endswith((".json", ".jsonl"))):
         return load_cases(spec)
-    if available is None and spec and spec.strip().startswith("paper"):
-        from .paper_companion import paper_spec, select_paper  # it imports this module
-
-        rows = paper_spec(spec)
-        if rows is not None:
-            return select_paper(rows)
+    suite = _SUITE_SPEC.fullmatch((spec or "").strip()) if available is None else None
+    if suite is not None and suite.group("name") in _SUITES:
+        return _SUITES[suite.group("name")]((suite.group("ids") or "").strip())
     pool = available if available is not None else builtin_cases()
     if not spec:
         return pool

@@ -36,7 +36,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .lint import lint_case
-from .loader import CaseError, CaseErrors, select_cases
+from .loader import CaseError, CaseErrors, register_suite, select_cases
 from .paper import PAPER, dataset_path
 from .schema import Case
 from .upstream import import_upstream
@@ -255,3 +255,6 @@ def class_counts(cases: list[Case]) -> dict[str, Any]:
             "asks_act": sum("act" in v for v in judged.values()),
         },
     }
+
+
+register_suite(PAPER, select_paper)  # --cases paper, paper:1-10,60
