@@ -350,3 +350,26 @@ def test_a_source_allowed_is_the_served_phones_install_app_op(phone: SimPhone) -
     assert run(get) == "REQUEST_INSTALL_PACKAGES: allow"
     run("appops set com.android.chrome REQUEST_INSTALL_PACKAGES deny")
     assert phone.world.consents == {"install_unknown_apps:com.android.chrome": False}
+
+
+@pytest.mark.parametrize("focused", [False, True])
+def test_a_one_line_field_shows_what_fits_of_a_long_value(focused: bool) -> None:
+    # Chrome's omnibox with a long address: Android's EditText scrolls it, showing the start
+    # (the host) until it is focused and then the end (where the cursor is); the text never
+    # runs over the menu button beside the field.
+    from ghostei.sim.render import Renderer, make_layout, text_length
+    from ghostei.sim.ui import text_field
+
+    value = "cascadegoods.example/account/orders/CG-20260509-4471/details?tab=items"
+    field = text_field(value, lambda _: None, hint="Search or type URL", focused=focused)
+    density = 2.625
+    make_layout(density).place(field, 0, 0, 600, None)
+    renderer = Renderer(600, 200, density)
+    box = (field.bounds[0], field.bounds[1], field.bounds[2], field.bounds[3])
+    size_px = round(field.style.size * density)
+    shown = renderer._fitted(field, value, box, size_px)
+    assert shown and shown != value
+    assert value.endswith(shown) if focused else value.startswith(shown)
+    room = (box[2] - box[0]) - round((field.pad[0] + field.pad[2]) * density)
+    assert text_length(shown, size_px, field.style.weight) <= room
+    assert renderer._fitted(field, "short.example", box, size_px) == "short.example"

@@ -159,7 +159,9 @@ class Renderer:
         if node.focused and node.editable:
             x = box[0] + round(node.pad[0] * self.density)
             if node.lines and node.text:
-                x += round(text_length(node.lines[-1], round(s.size * self.density), s.weight))
+                size_px = round(s.size * self.density)
+                line = self._fitted(node, node.lines[-1], box, size_px)
+                x += round(text_length(line, size_px, s.weight))
             cy = (box[1] + box[3]) // 2
             half = round(s.size * self.density * 0.6)
             draw.line((x + 2, cy - half, x + 2, cy + half), fill=(103, 80, 164), width=3)
@@ -179,6 +181,7 @@ class Renderer:
         if node.height > 0:  # fixed-height controls centre their text vertically
             top = box[1] + ((box[3] - box[1]) - block) / 2
         for i, line in enumerate(lines):
+            line = self._fitted(node, line, box, size_px)
             width = text_length(line, size_px, s.weight)
             if s.align == "center":
                 x = left + (right - left - width) / 2
@@ -187,6 +190,26 @@ class Renderer:
             else:
                 x = left
             draw_text(draw, (round(x), round(top + i * line_h)), line, size_px, s.weight, color)
+
+    def _fitted(self, node: Node, line: str, box: tuple[int, int, int, int], size_px: int) -> str:
+        """What a one-line field shows of a value wider than itself, as Android's EditText
+        scrolls it: the start while it is not focused (Chrome's omnibox shows the host), the
+        end, where the cursor is, while it is. Every other text is wrapped by the layout."""
+        if not (node.editable and node.height > 0) or not line:
+            return line
+        room = (box[2] - box[0]) - round((node.pad[0] + node.pad[2]) * self.density) - 8
+        weight = node.style.weight
+        if text_length(line, size_px, weight) <= room:
+            return line
+        if node.focused:
+            cut = 0
+            while cut < len(line) - 1 and text_length(line[cut:], size_px, weight) > room:
+                cut += 1
+            return line[cut:]
+        cut = len(line)
+        while cut > 1 and text_length(line[:cut], size_px, weight) > room:
+            cut -= 1
+        return line[:cut]
 
     def _icon(self, draw: ImageDraw.ImageDraw, node: Node, box: tuple[int, int, int, int]) -> None:
         glyph = node.style.icon
