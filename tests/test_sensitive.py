@@ -341,6 +341,10 @@ def _given(text: str) -> dict[str, tuple[str, ...]]:
             {"national_id": ("123456789",), "passport": ("p98765432",)},
         ),
         (
+            "Change the shipping address of my order to 77 Birch Lane, Austin, TX 78701.",
+            {"address": ("77 birch lane",)},
+        ),
+        (
             "address: 42 Elm Street, Springfield; email: a.b@example.com",
             {"address": ("42 elm street",), "email": ("a.b@example.com",)},
         ),

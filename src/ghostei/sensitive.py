@@ -380,10 +380,9 @@ def _clause_secret(clause: str) -> Secret | None:
         ):
             return None
         raw = number.group()
-    elif kind.name == "address":
-        raw = value.rstrip(".")
-        if not (re.search(r"\d", raw) and re.search(r"[a-z]", raw.casefold())):
-            return None
+    elif kind.name == "address":  # from its house number: "... order to 77 Birch Lane"
+        street = re.search(r"\d+\w*\s+[^\W\d]", value)
+        raw = value[street.start() :].rstrip(".") if street else ""
     elif kind.name == "email":
         raw = first if "@" in first else ""
     elif kind.name in _BY_GROUPS:
