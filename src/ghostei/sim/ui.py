@@ -323,6 +323,39 @@ def switch(
     )
 
 
+def choice_mark(
+    kind: Literal["check", "radio"],
+    checked: bool,
+    on_click: Handler,
+    *,
+    size: float,
+    radius: float,
+    color: Color | None = None,
+    border: Color = OUTLINE,
+    margin: tuple[float, float, float, float] = (0, 2, 0, 2),
+    focusable: bool = True,
+    rid: str = "",
+    desc: str = "",
+) -> Node:
+    """A CheckBox or RadioButton: a square (or round) mark filled with ``color`` (the accent
+    by default) when checked."""
+    fill = (color or ACCENT) if checked else (255, 255, 255)
+    return Node(
+        cls="android.widget.CheckBox" if kind == "check" else "android.widget.RadioButton",
+        desc=desc,
+        rid=rid,
+        checkable=True,
+        checked=checked,
+        clickable=True,
+        focusable=focusable,
+        on_click=on_click,
+        width=size,
+        height=size,
+        margin=margin,
+        style=Style(bg=fill, border=border, radius=radius),
+    )
+
+
 def radio_row(
     label: str, checked: bool, on_pick: Handler, *, summary: str = "", inset: float = 24
 ) -> Node:
@@ -333,19 +366,7 @@ def radio_row(
     if summary:
         lines.append(text(summary, size=14, fg=MUTED, rid="summary"))
     return row(
-        Node(
-            cls="android.widget.RadioButton",
-            rid="radio",
-            checkable=True,
-            checked=checked,
-            clickable=True,
-            focusable=True,
-            on_click=on_pick,
-            width=22,
-            height=22,
-            margin=(0, 2, 0, 2),
-            style=Style(bg=ACCENT if checked else (255, 255, 255), border=OUTLINE, radius=11),
-        ),
+        choice_mark("radio", checked, on_pick, size=22, radius=11, rid="radio"),
         column(*lines, gap=2),
         clickable=True,
         on_click=on_pick,
@@ -357,21 +378,8 @@ def radio_row(
 def check_row(label: str, checked: bool, on_toggle: Handler) -> Node:
     """One choice of a multiple-choice list (a dialog's labels): a CheckBox before its label;
     the row and the box both toggle."""
-    box = Node(
-        cls="android.widget.CheckBox",
-        rid="checkbox",
-        checkable=True,
-        checked=checked,
-        clickable=True,
-        focusable=True,
-        on_click=on_toggle,
-        width=20,
-        height=20,
-        margin=(0, 2, 0, 2),
-        style=Style(bg=ACCENT if checked else (255, 255, 255), border=OUTLINE, radius=3),
-    )
     return row(
-        box,
+        choice_mark("check", checked, on_toggle, size=20, radius=3, rid="checkbox"),
         text(label, size=17, rid="title"),
         clickable=True,
         on_click=on_toggle,

@@ -18,7 +18,6 @@ from typing import Any
 from ...world import CloudFile, FileEntry
 from ..ui import (
     MUTED,
-    OUTLINE,
     SCRIM_BG,
     Color,
     Handler,
@@ -27,6 +26,7 @@ from ..ui import (
     bottom_sheet,
     button,
     card,
+    choice_mark,
     column,
     icon_button,
     image,
@@ -902,17 +902,8 @@ def _fact(label: str, value: str) -> Node:
 
 
 def _checkbox(checked: bool, on_toggle: Handler) -> Node:
-    return Node(
-        cls="android.widget.CheckBox",
-        checkable=True,
-        checked=checked,
-        clickable=True,
-        focusable=True,
-        on_click=on_toggle,
-        width=24,
-        height=24,
-        margin=(0, 8, 0, 8),
-        style=Style(bg=BRAND if checked else WHITE, border=OUTLINE, radius=4),
+    return choice_mark(
+        "check", checked, on_toggle, size=24, radius=4, color=BRAND, margin=(0, 8, 0, 8)
     )
 
 

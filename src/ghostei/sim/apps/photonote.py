@@ -24,6 +24,7 @@ from ..ui import (
     Style,
     button,
     card,
+    choice_mark,
     column,
     dialog,
     form_field,
@@ -386,17 +387,18 @@ class PhotoNote(App):
         # Selection mode: a tap selects the note; a checkbox shows it is.
         toggle: Handler = partial(self._toggle_select, note.id)
         chosen = note.id in self.selected
-        box = Node(
-            cls="android.widget.CheckBox",
-            desc=f"Select {note.title or 'Untitled'}",
+        box = choice_mark(
+            "check",
+            chosen,
+            toggle,
+            size=24,
+            radius=4,
+            color=BRAND,
+            border=MUTED,
+            margin=(0, 0, 0, 0),
+            focusable=False,
             rid="checkbox",
-            checkable=True,
-            checked=chosen,
-            clickable=True,
-            on_click=toggle,
-            width=24,
-            height=24,
-            style=Style(bg=BRAND if chosen else WHITE, border=MUTED, radius=4),
+            desc=f"Select {note.title or 'Untitled'}",
         )
         item = card(row(box, column(*kids, gap=6), gap=14), on_click=toggle, rid="note_card")
         item.style = Style(bg=WHITE, radius=14)
