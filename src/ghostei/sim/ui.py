@@ -570,7 +570,7 @@ def dialog(
     top = [icon or badge(urgent, 44)]
     if header:
         top.append(text(header, size=13, fg=MUTED, align="center", rid="brand"))
-    return column(
+    return dialog_panel(
         *top,
         text(
             title,
@@ -582,6 +582,13 @@ def dialog(
         ),
         text(body, size=15, fg=MUTED, rid="message"),
         row(*actions, gap=10, rid="buttonPanel"),
+    )
+
+
+def dialog_panel(*kids: Node) -> Node:
+    """A centred dialog's panel (Material 3's surface, rounded, raised) holding ``kids``."""
+    return column(
+        *kids,
         cls="android.widget.FrameLayout",
         rid="parentPanel",
         pad=(24, 22, 24, 20),
@@ -649,15 +656,7 @@ def input_dialog(title: str, field: Node, actions: list[Node], *, error: str = "
     if error:
         kids.append(text(error, size=13, fg=URGENT, rid="textinput_error"))
     kids.append(row(spacer(0), *actions, gap=8, rid="buttonPanel"))
-    return column(
-        *kids,
-        cls="android.widget.FrameLayout",
-        rid="parentPanel",
-        pad=(24, 22, 24, 20),
-        gap=14,
-        margin=(28, 0, 28, 0),
-        style=Style(bg=(236, 230, 240), radius=28, elevation=True),
-    )
+    return dialog_panel(*kids)
 
 
 class Measurer:
@@ -927,6 +926,30 @@ def name_dialog(
         error=error,
     )
     return column(spacer(), panel, spacer(), style=Style(bg=SCRIM_BG))
+
+
+def new_item_dialog(
+    kind: str,
+    value: str,
+    on_text: Callable[[str], None],
+    *,
+    on_create: Handler,
+    on_cancel: Handler,
+    error: str,
+    color: Color,
+) -> Node:
+    """The "New folder" or "New text file" dialog of a file manager (Files, Nextcloud)."""
+    folder = kind == "folder"
+    return name_dialog(
+        "New folder" if folder else "New text file",
+        "Folder name" if folder else "File name",
+        value,
+        on_text,
+        on_create=on_create,
+        on_cancel=on_cancel,
+        error=error,
+        color=color,
+    )
 
 
 def text_editor(

@@ -27,8 +27,8 @@ from ..ui import (
     dialog,
     image,
     list_row,
-    name_dialog,
     name_error,
+    new_item_dialog,
     popup_menu,
     row,
     scroll,
@@ -200,9 +200,8 @@ class Files(App):
     def screen_new_item(self) -> Node:
         folder, kind = str(self.args["folder"]), str(self.args["kind"])
         name = self._new_item_name(kind)
-        return name_dialog(
-            "New folder" if kind == "folder" else "New text file",
-            "Folder name" if kind == "folder" else "File name",
+        return new_item_dialog(
+            kind,
             self.new_name,
             self._set_name,
             on_create=partial(self._create, folder, kind),

@@ -31,8 +31,8 @@ from ..ui import (
     icon_button,
     image,
     list_row,
-    name_dialog,
     name_error,
+    new_item_dialog,
     row,
     scroll,
     spacer,
@@ -258,9 +258,8 @@ class Nextcloud(App):
     def screen_new_item(self) -> Node:
         folder, kind = str(self.args["folder"]), str(self.args["kind"])
         name = self._new_item_name(kind)
-        return name_dialog(
-            "New folder" if kind == "folder" else "New text file",
-            "Folder name" if kind == "folder" else "File name",
+        return new_item_dialog(
+            kind,
             self.new_name,
             self._set_new_name,
             on_create=partial(self._create, folder, kind),
