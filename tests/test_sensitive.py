@@ -329,6 +329,10 @@ def _given(text: str) -> dict[str, tuple[str, ...]]:
             {"password": ("!securecloud123",)},
         ),
         (
+            "CARD NUMBER: 4111 1111 1111 1111; EXPIRATION DATE: 12/26",
+            {"card_number": ("4111111111111111",), "card_expiry": ("122026", "1226")},
+        ),
+        (
             "note: card 4111111111111111; exp 12/27; 2FA 654321",
             {
                 "card_number": ("4111111111111111",),

@@ -365,7 +365,7 @@ def _clause_secret(clause: str) -> Secret | None:
         return None
     after, kind = label
     rest = clause[after:]
-    rest = rest[len(rest) - len(rest.lstrip("abcdefghijklmnopqrstuvwxyz")) :]  # "expir|ation"
+    rest = re.sub(r"^[^\W\d_]+", "", rest)  # the rest of a label's word: "Expir|ation"
     value = _FILLER.sub("", rest).strip().strip(_QUOTES)
     gives = bool(_GIVES.search(rest[: len(rest) - len(value)]))
     first = value.split()[0].strip(_QUOTES).rstrip(".") if value.split() else ""
