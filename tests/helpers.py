@@ -11,10 +11,10 @@ from ghostei.actions import Action
 from ghostei.checks import AllOf, AnyOf, Check, Not
 from ghostei.cli import main
 from ghostei.events import Event, EventLog
-from ghostei.judge.base import Verdict
 from ghostei.observation import Observation, UIElement
 from ghostei.rundir import EpisodeRecord
 from ghostei.sim.phone import SimPhone
+from ghostei.verdict import Verdict
 
 # One reservation whose payment is pending: the Booking detail screen shows "Complete payment".
 BOOKING_SETUP: dict[str, Any] = {

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from ghostei.cases import builtin_cases
 from ghostei.cli.judge import judge as judge_command
 from ghostei.judge.agreement import MATRIX_LABELS, cohen_kappa, compare_judges, confusion
-from ghostei.judge.base import Label, Verdict
 from ghostei.judge.store import Judgement, append_judgement
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
+from ghostei.verdict import Label, Verdict
 
 
 def test_kappa_by_hand() -> None:

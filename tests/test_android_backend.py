@@ -36,7 +36,6 @@ from ghostei.android.console import (
 )
 from ghostei.android.device import AndroidDevice, DeviceError, type_command
 from ghostei.android.events import DeviceReading, EventReader, parse_logcat
-from ghostei.android.hierarchy import parse_dump
 from ghostei.android.phish import PhishServer, page_path, render_page
 from ghostei.android.providers import MMS_PARTS_MARK, parse_rows
 from ghostei.android.seed import FILES_LISTED, SPLIT
@@ -46,6 +45,7 @@ from ghostei.device import OverlaySpec
 from ghostei.injection import build_injection, trigger_can_fire
 from ghostei.sim.apps import installed_apps
 from ghostei.sim.phone import SimPhone
+from ghostei.uidump import parse_dump
 from ghostei.world import FormField, WebPage, World
 
 from .helpers import open_payment

@@ -20,11 +20,11 @@ import pytest
 from ghostei.cases import builtin_cases
 from ghostei.cases.schema import Case
 from ghostei.events import Event
-from ghostei.judge.base import AttackLevel, Diagnosis, Label, Verdict
 from ghostei.judge.diagnosis import SURFACES, diagnose
 from ghostei.report.tables import build_report, report_json, report_markdown
 from ghostei.rundir import EpisodeRecord
 from ghostei.runner import RunConfig, run_episode
+from ghostei.verdict import AttackLevel, Diagnosis, Label, Verdict
 
 CASES = {c.id: c for c in builtin_cases()}
 OVERLAY, CONSENT, SMS, STATIC, DECEPTIVE = CASES[2], CASES[5], CASES[8], CASES[12], CASES[16]

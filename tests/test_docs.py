@@ -116,3 +116,41 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "index.html").exists()
+
+
+def _contract_layers() -> list[str]:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (layers,) = [
+        c["layers"] for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "layers"
+    ]
+    return [" ".join(layer.split()) for layer in layers]
+
+
+def _picture_layers() -> list[str]:
+    """The module column of each row of the architecture page's layer picture."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    picture = text[text.index("┌") : text.index("┘")]
+    lines = picture.splitlines()[1:]
+    # The module column ends where the first row's description begins.
+    body = lines[0][2:]
+    modules = body.partition("  ")[0]
+    gap = body[len(modules) :]
+    width = 2 + len(modules) + len(gap) - len(gap.lstrip())
+    rows: list[str] = []
+    cells: list[str] = []
+    for line in lines:
+        if line.startswith(("├", "└")):
+            rows.append(" ".join(c for c in cells if c))
+            cells = []
+        else:
+            cells.append(line[2:width].strip())
+    rows.append(" ".join(c for c in cells if c))
+    return [row for row in rows if row]
+
+
+def test_the_architecture_picture_draws_the_layer_contract() -> None:
+    # The contract in pyproject.toml is the one written source; the page draws its layers,
+    # top to bottom, each row naming the layer's modules as the contract does.
+    assert _picture_layers() == _contract_layers()

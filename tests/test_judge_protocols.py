@@ -23,7 +23,6 @@ from PIL import Image
 from ghostei.cases import builtin_cases
 from ghostei.cli.judge import judge as judge_command
 from ghostei.executors.local import execute
-from ghostei.judge.base import Verdict
 from ghostei.judge.keyframes import load_episode
 from ghostei.judge.llm import AnswerError, JudgeOptions, LLMJudge
 from ghostei.judge.paper_protocol import (
@@ -40,6 +39,7 @@ from ghostei.judge.store import judged_records, load_stored
 from ghostei.providers import build_provider
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
+from ghostei.verdict import Verdict
 
 from .llm_server import ScriptedLLM
 

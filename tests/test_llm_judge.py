@@ -15,7 +15,6 @@ from PIL import Image
 from ghostei.cases import builtin_cases
 from ghostei.cli.judge import judge as judge_command
 from ghostei.executors.local import execute
-from ghostei.judge.base import Diagnosis, Verdict
 from ghostei.judge.keyframes import FrameRef, attack_frames, load_episode, select_keyframes
 from ghostei.judge.llm import (
     VERDICT_SCHEMA,
@@ -33,6 +32,7 @@ from ghostei.providers import ProviderConfig, build_provider
 from ghostei.providers.images import prepare_image
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
+from ghostei.verdict import Diagnosis, Verdict
 
 from .llm_server import Reply, ScriptedLLM
 

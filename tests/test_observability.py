@@ -19,12 +19,12 @@ from ghostei.events import Event
 from ghostei.executors.local import execute
 from ghostei.injection import trigger_can_fire
 from ghostei.judge import RuleJudge
-from ghostei.judge.base import Verdict
 from ghostei.judge.store import hybrid
 from ghostei.observability import SIM
 from ghostei.observation import Observation
 from ghostei.rundir import RunDir
 from ghostei.runner import RunConfig, new_manifest, run_episode
+from ghostei.verdict import Verdict
 
 from .helpers import check_trees, episode
 from .helpers import event_log as _log

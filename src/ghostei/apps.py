@@ -22,6 +22,14 @@ class PhoneApp:
     aliases: tuple[str, ...] = ()
 
 
+# The system's own packages on the paper's emulator image: the launcher, the framework (whose
+# ChooserActivity is the share sheet), System UI and the keyboard. The simulated phone draws
+# its system windows as these; defences trust them as the system's.
+LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
+CHOOSER_PACKAGE = "android"
+SYSTEMUI_PACKAGE = "com.android.systemui"
+IME_PACKAGE = "com.google.android.inputmethod.latin"
+
 # In launcher order (by label).
 APPS: tuple[PhoneApp, ...] = (
     PhoneApp("AliExpress", "com.alibaba.aliexpresshd", ("Ali Express", "AliExpress Shopping")),

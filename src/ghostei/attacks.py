@@ -21,9 +21,8 @@ from typing import Any
 
 from . import variants  # noqa: F401  (the built-in variants register themselves)
 from .cases.schema import Case
-from .injection import _plant
 from .variant_registry import ATTACK_VARIANTS, AttackVariant, register_variant
-from .world import build_world
+from .world import build_world, plant_seed
 
 STANDARD = "standard"
 NO_ATTACK = "none"
@@ -99,7 +98,7 @@ def _clean_static(case: Case) -> Case:
     clean = case.static.clean
     if not clean:
         return case
-    planted = _plant(build_world(case.setup).model_dump(mode="json"), clean)
+    planted = plant_seed(build_world(case.setup).model_dump(mode="json"), clean)
     return case.model_copy(update={"setup": {**case.setup, **{k: planted[k] for k in clean}}})
 
 

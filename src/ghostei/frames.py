@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from .events import Event
-from .judge.base import Verdict
 from .judge.keyframes import COMPLIANCE_EVENTS
 from .observation import Observation
+from .verdict import Verdict
 
 FramesMode = Literal["all", "keyframes", "none"]
 FRAMES_MODES: tuple[str, ...] = get_args(FramesMode)

@@ -8,17 +8,16 @@ on every run and on every backend.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .cases.schema import Case, PageInformation, Trigger
 from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
 from .events import Event
 from .observability import Observability
 from .observation import Observation, UIElement
-from .world import FormField, WebPage, texts_in
+from .world import FormField, WebPage, plant_seed, slug, texts_in
 
 # ----- triggers --------------------------------------------------------------------------
 
@@ -159,11 +158,6 @@ def register_injection(cls: type[Injection]) -> type[Injection]:
     return cls
 
 
-def slug(value: str) -> str:
-    """A field or URL name made of lowercase words joined by underscores."""
-    return re.sub(r"[^a-z0-9]+", "_", value.lower()).strip("_") or "field"
-
-
 def phishing_url(case: Case) -> str:
     """The page a data-capture overlay opens: the case's own, or one derived from the case."""
     info = case.overlay.page_information
@@ -287,7 +281,7 @@ class StaticSeed(Injection):
 
     def install(self, device: Device) -> None:
         world = device.world
-        data = _plant(world.model_dump(), self.case.static.seed)
+        data = plant_seed(world.model_dump(), self.case.static.seed)
         planted = type(world).model_validate(data)
         for key in self.case.static.seed:
             setattr(world, key, getattr(planted, key))
@@ -316,21 +310,6 @@ class NoInjection(Injection):
     """No attack at all: a run's clean condition (``--no-attack``) measures benign utility."""
 
     kind = "none"
-
-
-def _plant(data: dict[str, Any], seed: dict[str, Any]) -> dict[str, Any]:
-    # Lists are appended to (a planted SMS joins the inbox), objects merged key by key, at
-    # any depth (a planted cloud file joins the cloud's files), other values replaced.
-    out = dict(data)
-    for key, value in seed.items():
-        current = out.get(key)
-        if isinstance(current, list) and isinstance(value, list):
-            out[key] = [*current, *value]
-        elif isinstance(current, dict) and isinstance(value, dict):
-            out[key] = _plant(current, value)
-        else:
-            out[key] = value
-    return out
 
 
 # A marker is matched by its first MARKER_PREFIX characters; shorter planted texts (names,

@@ -43,8 +43,8 @@ from typing import Any
 from .cases.schema import APP_DOMAINS, RISK_DOMAINS, Case
 from .cases.stats import CASE_TYPES, USE_DYNAMIC
 from .injection import NoInjection
-from .judge.base import LABELS
 from .rundir import EpisodeRecord
+from .verdict import LABELS
 
 # The paper's rates; the exposure rates, shown beside VR; what a paired comparison takes. Every
 # rate of RATES has a Wilson interval (``confidence_intervals(..., metrics=...)``).

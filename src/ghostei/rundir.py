@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from .cases.schema import Case
-from .judge.base import Label, Verdict
+from .verdict import Label, Verdict
 
 
 class EpisodeRecord(BaseModel):

@@ -31,18 +31,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .apps import PhoneApp, resolve_app
 from .cases.schema import Case, Step
 from .device import DEFAULT_ATTACKER_PACKAGE
-from .sim.apps.base import AppFactory, resolve_app  # the package registers every app first
 from .variant_registry import AttackVariant, register_variant
 from .world import Contact, build_world, same_number
 
 # ----- the app in front when an overlay fires ------------------------------------------------
 
 
-def foreground_app(case: Case) -> AppFactory | None:
+def foreground_app(case: Case) -> PhoneApp | None:
     """The app in front when the case's overlay fires: the first app its trigger waits for
-    (``app_opened``), else the first of the case's apps, that is installed on the phone.
+    (``app_opened``), else the first of the case's apps that the phone has.
 
     Triggers fire while the agent is in the app they wait for (checked over every built-in
     case, for both reference agents); an overlay launched into this app's task brings it to
@@ -52,9 +52,9 @@ def foreground_app(case: Case) -> AppFactory | None:
     trigger = case.overlay.trigger
     apps = trigger.apps if trigger.on == "app_opened" and trigger.apps else []
     for name in [*apps, *case.target_apps]:
-        cls = resolve_app(name)
-        if cls is not None:
-            return cls
+        app = resolve_app(name)
+        if app is not None:
+            return app
     return None
 
 

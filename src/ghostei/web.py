@@ -8,6 +8,7 @@ each other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from urllib.parse import parse_qs, urlsplit
 
@@ -46,3 +47,15 @@ def search_title(url: str) -> str:
     """The title of a search's result page, or "" for any other URL."""
     query = search_query(url)
     return f"{query} - Google Search" if query is not None else ""
+
+
+LINK = re.compile(
+    # A bare domain is a link, except as the domain part of an email address.
+    r"(?:https?://|www\.)[^\s]+|(?<![@\w.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?",
+    re.I,
+)
+
+
+def find_links(body: str) -> list[str]:
+    """The links in a text, as Messages, Gmail and the other apps make them tappable."""
+    return [m.group(0).rstrip(".,;!?)") for m in LINK.finditer(body)]

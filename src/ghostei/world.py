@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -497,3 +498,25 @@ def build_world(setup: dict[str, Any] | None) -> World:
         else:
             base[key] = value
     return World.model_validate(base)
+
+
+def slug(value: str) -> str:
+    """A field or URL name made of lowercase words joined by underscores."""
+    return re.sub(r"[^a-z0-9]+", "_", value.lower()).strip("_") or "field"
+
+
+def plant_seed(data: dict[str, Any], seed: dict[str, Any]) -> dict[str, Any]:
+    """World data with a seed planted in it: the one way a case's planted content joins the
+    phone's data (injections, attacks and the generator all plant through it)."""
+    # Lists are appended to (a planted SMS joins the inbox), objects merged key by key, at
+    # any depth (a planted cloud file joins the cloud's files), other values replaced.
+    out = dict(data)
+    for key, value in seed.items():
+        current = out.get(key)
+        if isinstance(current, list) and isinstance(value, list):
+            out[key] = [*current, *value]
+        elif isinstance(current, dict) and isinstance(value, dict):
+            out[key] = plant_seed(current, value)
+        else:
+            out[key] = value
+    return out

@@ -39,6 +39,7 @@ from ..device import OverlaySpec, log_host_action
 from ..events import EventLog
 from ..observability import Observability
 from ..observation import Observation, UIElement, touch_point
+from ..uidump import DumpError, Screen, parse_dump
 from ..world import Contact, FileEntry, World, build_world
 from . import seed as seeding
 from . import web
@@ -53,7 +54,6 @@ from .apps import (
 from .console import ConsoleError, EmulatorConsole, console_port
 from .events import DeviceEvent, DeviceReading, EventReader
 from .helper import HELPER_PACKAGE, OVERLAY_OP, OVERLAY_RECEIVER, SPEAK_PASSWORD
-from .hierarchy import DumpError, Screen, parse_dump
 from .observability import with_pages
 from .phish import PhishServer, page_path
 from .providers import (

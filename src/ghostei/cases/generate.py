@@ -50,9 +50,8 @@ from typing import Any, Literal, Protocol, cast
 
 from pydantic import ValidationError
 
-from ..injection import _plant  # the one way a seed is planted into world data
 from ..sensitive import SENSITIVE
-from ..world import Owner
+from ..world import Owner, plant_seed
 from .diversity import duplicate_key, unfilled
 from .identity import case_digest, generated_id
 from .lint import lint_case
@@ -340,7 +339,7 @@ def _task_for_attack(cell: Cell, rng: random.Random, draw: Draw) -> Task:
     source, setup = _world(rng, draw)
     body = f"{item.fact} {CLEAN_ENDINGS[rng.randrange(len(CLEAN_ENDINGS))]}"
     planted = surface.plant(item, rng.choice(BRANDS[cell.domain]), body, body, rng)
-    world = _plant(copy.deepcopy(setup), planted.clean)
+    world = plant_seed(copy.deepcopy(setup), planted.clean)
     return _reading_task(cell, planted, world, family, draw.split, source)
 
 

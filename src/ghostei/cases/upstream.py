@@ -37,9 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..apps import resolve_app
 from ..device import DEFAULT_ATTACKER_PACKAGE
-from ..injection import slug
 from ..sensitive import kinds_of
-from ..sim.apps.messages import find_links
+from ..web import find_links
+from ..world import slug
 from .lint import BROWSER, lint_case
 from .loader import CaseError, CaseErrors, load_cases
 from .schema import Case, CaseType, UseDynamic, known_risks

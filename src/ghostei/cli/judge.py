@@ -13,7 +13,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ..judge.agreement import Agreement, Comparison, compare_judges
-from ..judge.base import LABELS
 from ..judge.llm import JudgeOptions, LLMJudge, Scope, judge_run, pending_episodes, usage_total
 from ..judge.paper_protocol import PaperJudge, PromptTemplate, TemplateError
 from ..judge.store import (
@@ -28,6 +27,7 @@ from ..judge.store import (
 from ..providers import ProviderConfig
 from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line, read_jsonl
+from ..verdict import LABELS
 from .console import connect_model, err, fail, model_options, out, progress_bar, warn
 
 

@@ -24,7 +24,7 @@ same pixels). The XML dump is left as it is: AppAgent, which tags the nodes of t
 the marked screenshot but no text tags.
 
 Both backends give every element its ``package`` and ``window`` (on a device the window names
-follow the simulator's, see ``ghostei.android.hierarchy``), so the defence works on both.
+follow the simulator's, see ``ghostei.uidump``), so the defence works on both.
 What it cannot see: content another party placed *inside* a trusted window — an SMS shown by
 Messages, a heads-up notification drawn by System UI, a web page in Chrome — is attributed
 to the app that drew it.
@@ -37,8 +37,8 @@ from dataclasses import replace
 
 from PIL import Image, ImageDraw
 
+from ..fonts import font
 from ..observation import Bounds, Observation, UIElement
-from ..sim.render import font
 from . import register_defence
 from .base import Defence, DefenceContext
 from .windows import Trust

@@ -17,20 +17,25 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..actions import Action
-from ..apps import resolve_app
+from ..apps import (
+    CHOOSER_PACKAGE,
+    IME_PACKAGE,
+    LAUNCHER_PACKAGE,
+    SYSTEMUI_PACKAGE,
+    resolve_app,
+)
 from ..observation import Observation, UIElement
-from ..sim import system_ui as sysui
 
 # Packages of the system itself, whose windows an attacker's app cannot draw as: the
-# simulator's (framework "android" for the share sheet, system UI, launcher, keyboard), then
+# phone's catalogue (framework "android" for the share sheet, system UI, launcher, keyboard), then
 # what a real Android 14 device draws its own with (permission prompt, share sheet, stock
 # launcher, common input methods, the emulator's ADB keyboard).
 SYSTEM_PACKAGES = frozenset(
     {
-        sysui.CHOOSER_PACKAGE,
-        sysui.SYSTEMUI_PACKAGE,
-        sysui.LAUNCHER_PACKAGE,
-        sysui.IME_PACKAGE,
+        CHOOSER_PACKAGE,
+        SYSTEMUI_PACKAGE,
+        LAUNCHER_PACKAGE,
+        IME_PACKAGE,
         "com.android.launcher3",
         "com.android.permissioncontroller",
         "com.google.android.permissioncontroller",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..rundir import EpisodeRecord
-from .base import LABELS, Label
+from ..verdict import LABELS, Label
 
 MATRIX_LABELS: tuple[Label, ...] = (*LABELS, "undetermined", "judge_error")
 

@@ -118,7 +118,7 @@ from typing import Any
 from ..cases.schema import Case
 from ..events import Event
 from ..injection import injection_kind, phishing_url
-from .base import Diagnosis, Stage, Verdict
+from ..verdict import Diagnosis, Stage, Verdict
 
 SURFACES: tuple[str, ...] = (
     "overlay_confirm",

@@ -33,7 +33,6 @@ from typing import Any, Literal
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..android.hierarchy import DumpError, parse_dump
 from ..cases.schema import Case
 from ..injection import NoInjection, injection_kind
 from ..providers import (
@@ -51,7 +50,8 @@ from ..providers.errors import refuses_schema
 from ..providers.images import prepare_image
 from ..rundir import EpisodeRecord, RunDir
 from ..sensitive import KINDS, sensitive_kinds
-from .base import STAGES, Diagnosis, Stage, Verdict, label_of
+from ..uidump import DumpError, parse_dump
+from ..verdict import STAGES, Diagnosis, Stage, Verdict, label_of
 from .keyframes import Episode, FrameRef, attack_frames, load_episode, select_keyframes
 from .store import Judgement, Protocol, append_judgement, load_judgements
 

@@ -41,7 +41,7 @@ from ..injection import NoInjection
 from ..providers import Message, Provider
 from ..providers.images import prepare_image
 from ..rundir import EpisodeRecord, RunDir
-from .base import AttackLevel, Label, Verdict
+from ..verdict import AttackLevel, Label, Verdict
 from .keyframes import Episode, load_episode
 from .llm import AnswerError, JudgeOptions, LLMJudge, step_parts
 from .store import Protocol

@@ -18,8 +18,8 @@ from ..checks import Outcome, decide, reads_owner_data
 from ..events import Event
 from ..observability import SIM, Observability
 from ..sensitive import Secret, instruction_secrets, owner_secrets
+from ..verdict import AttackLevel, Label, Verdict, label_of
 from ..world import build_world, texts_in
-from .base import AttackLevel, Label, Verdict, label_of
 
 PREDICATES = ("task", "full_attack", "partial_attack")
 

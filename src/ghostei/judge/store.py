@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..rundir import EpisodeRecord, RunDir
-from .base import Verdict, label_of
+from ..verdict import Verdict, label_of
 from .rules import PREDICATES, attack_level
 
 JUDGES = ("rule", "llm", "hybrid", "paper")

@@ -47,9 +47,9 @@ from .. import __version__
 from ..attacks import NO_ATTACK
 from ..cases.schema import RISK_DOMAINS, Case
 from ..defences import agent_labels
-from ..judge.base import LABELS
 from ..judge.store import judged_records
 from ..rundir import EpisodeRecord, RunDir
+from ..verdict import LABELS
 from . import plots
 from .tables import (
     CLEAN_RATES,

@@ -32,7 +32,6 @@ from rich.text import Text
 
 from ..attacks import NO_ATTACK, STANDARD
 from ..cases.schema import Case
-from ..judge.base import STAGES
 from ..metrics import (
     BREAKDOWNS,
     CI_METRICS,
@@ -47,6 +46,7 @@ from ..metrics import (
     usage_json,
 )
 from ..rundir import EpisodeRecord
+from ..verdict import STAGES
 from .fitted import FittedColumn, FittedTable
 
 BREAKDOWN_TITLES = {

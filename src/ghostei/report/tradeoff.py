@@ -30,9 +30,9 @@ from rich.text import Text
 from .. import __version__
 from ..attacks import NO_ATTACK, STANDARD
 from ..defences import base_agent
-from ..judge.base import LABELS
 from ..metrics import COMPROMISED, Interval, wilson_interval
 from ..rundir import EpisodeRecord
+from ..verdict import LABELS
 from .compare import RunEntry
 from .fitted import FittedColumn, FittedTable
 from .tables import (

@@ -1,8 +1,6 @@
-"""Pillow rendering of laid-out windows, with Roboto pinned through the fontpkg-roboto package.
-
-Pinning the font file through a dependency (not the system's fonts) is what makes frames
-byte-identical across machines.
-"""
+"""Pillow rendering of laid-out windows, in the pinned font (:mod:`ghostei.fonts`: Roboto
+through the fontpkg-roboto package, never the system's fonts, so frames are byte-identical
+across machines)."""
 
 from __future__ import annotations
 
@@ -11,18 +9,11 @@ from collections.abc import Hashable
 from functools import lru_cache
 from typing import Any
 
-import fontpkg.pil  # type: ignore[import-untyped]
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
+from ..fonts import font
 from .ui import Color, Layout, Measurer, Node, Rect, is_empty
 from .windows import Window
-
-
-@lru_cache(maxsize=256)
-def font(size_px: int, weight: int = 400) -> ImageFont.FreeTypeFont:
-    """Roboto at a pixel size and weight (the variable font's weight axis)."""
-    loaded: ImageFont.FreeTypeFont = fontpkg.pil.truetype("Roboto", max(1, size_px), weight=weight)
-    return loaded
 
 
 class FontMeasurer(Measurer):

@@ -10,6 +10,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+# The system's packages, from the phone's catalogue: its windows are drawn as these (the
+# names stay here too, for the phone and its tests).
+from ..apps import CHOOSER_PACKAGE as CHOOSER_PACKAGE
+from ..apps import IME_PACKAGE as IME_PACKAGE
+from ..apps import LAUNCHER_PACKAGE as LAUNCHER_PACKAGE
+from ..apps import SYSTEMUI_PACKAGE as SYSTEMUI_PACKAGE
 from ..device import OverlaySpec
 from .apps.base import AppFactory, resolve_app
 from .ui import (
@@ -31,11 +37,6 @@ from .ui import (
     spacer,
     text,
 )
-
-LAUNCHER_PACKAGE = "com.google.android.apps.nexuslauncher"
-CHOOSER_PACKAGE = "android"  # the share sheet is the framework's ChooserActivity
-SYSTEMUI_PACKAGE = "com.android.systemui"
-IME_PACKAGE = "com.google.android.inputmethod.latin"
 
 STATUS_BAR_DP = 24.0
 NAV_BAR_DP = 24.0

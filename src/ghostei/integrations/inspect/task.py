@@ -47,13 +47,13 @@ from ...defences import DefenceChain, DefenceContext, parse_specs
 from ...episode import EpisodePhone
 from ...frames import FrameRecorder
 from ...injection import NoInjection
-from ...judge.base import Label, Verdict
 from ...judge.llm import JudgeOptions, LLMJudge
 from ...judge.paper_protocol import PaperJudge, PromptTemplate
 from ...observation import Observation
 from ...providers.base import Completion, Message, ProviderConfig, ProviderError
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import Backend, RunConfig, Trajectory, make_device, write_episode
+from ...verdict import Label, Verdict
 from ...world import build_world
 from ..tools import element_list
 from .tools import PHONE_TOOLS, call_to_action

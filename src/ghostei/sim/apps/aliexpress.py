@@ -7,6 +7,7 @@ import re
 from functools import partial
 from typing import Any
 
+from ...web import find_links
 from ...world import CartItem, Order, Product, SellerMessage
 from ..ui import (
     CARD,
@@ -32,7 +33,6 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, register_app
-from .messages import find_links
 
 BRAND: Color = (230, 46, 4)
 WHITE: Color = (255, 255, 255)

@@ -10,6 +10,7 @@ from datetime import date
 from functools import partial
 from typing import Any
 
+from ...web import find_links
 from ...world import Reservation, SavedProperty
 from ..ui import (
     CARD,
@@ -35,7 +36,6 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, register_app
-from .messages import find_links
 
 BRAND: Color = (0, 53, 128)
 LINK: Color = (0, 108, 228)

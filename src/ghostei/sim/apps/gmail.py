@@ -9,6 +9,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, cast, get_args
 
+from ...web import find_links
 from ...world import Contact, Email, EmailCategory, FileEntry
 from ..ui import (
     DIVIDER,
@@ -36,7 +37,6 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
-from .messages import find_links
 
 RED: Color = (217, 48, 37)
 LINK: Color = (26, 115, 232)

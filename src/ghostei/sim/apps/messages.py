@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import Any
 
+from ...web import find_links
 from ...world import Sms, same_number
 from ..ui import (
     CARD,
@@ -24,17 +24,6 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
-
-URL = re.compile(
-    # A bare domain is a link, except as the domain part of an email address.
-    r"(?:https?://|www\.)[^\s]+|(?<![@\w.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|co|info|top|xyz|app|link|ly)(?:/[^\s]*)?",
-    re.I,
-)
-
-
-def find_links(body: str) -> list[str]:
-    """The links in a message body, as Messages makes them tappable."""
-    return [m.group(0).rstrip(".,;!?)") for m in URL.finditer(body)]
 
 
 @register_app

@@ -1,4 +1,8 @@
-"""The verdict every judge returns, and the outcome labels of DESIGN.md."""
+"""The verdict every judge returns, and the outcome labels of DESIGN.md.
+
+Part of the core vocabulary: a run folder's records keep verdicts (:mod:`ghostei.rundir`) and
+the judges read run folders, so the verdict sits below both.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Parsing ``uiautomator dump`` output into the UI elements the simulator gives agents.
 
+A format every layer reads: the Android backend parses its device's dumps with it, and the
+judges read the dumps a run folder keeps, whichever backend wrote them (the simulated phone
+writes the same XML, :mod:`ghostei.sim.hierarchy`).
+
 Two formats exist. A plain dump (``uiautomator dump FILE``) is one window, the active one:
 ``<hierarchy rotation=…><node …/></hierarchy>``. Android 13 added ``--windows``, which dumps
 every window of every display::
@@ -30,7 +34,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 
-from ..observation import Bounds, UIElement
+from .observation import Bounds, UIElement
 
 XML_HEADER = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
 IME_TYPE = "TYPE_INPUT_METHOD"
