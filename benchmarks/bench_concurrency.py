@@ -13,7 +13,8 @@ time, 1/16 of the sequential run plus start-up (the target is 1/8).
 
 It also prints what a model step spends on the CPU that concurrency does not hide: scaling a
 1080x2400 frame down for the model (LANCZOS, as before, against ``downscale``) and building
-an SDK client (now once per process and endpoint, no longer once per episode).
+an SDK client (now once per process and endpoint, no longer once per episode), and what
+importing the SDK takes in a fresh process.
 
 ``measure()`` returns the run figures as a dict, for other benchmarks (bench_speed.py).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -108,6 +110,13 @@ def measure_cpu(repeat: int = 30) -> dict[str, float]:
         return openai.OpenAI(api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0)
 
     figures["client_build_ms"] = round(median_ms(new_client, repeat), 1)
+    # Importing the SDK, in a fresh process each time (the median of three).
+    timer = "import time; t = time.perf_counter(); import openai; print(time.perf_counter() - t)"
+    imports = [
+        float(subprocess.run([sys.executable, "-c", timer], capture_output=True, check=True).stdout)
+        for _ in range(3)
+    ]
+    figures["openai_import_ms"] = round(statistics.median(imports) * 1000, 1)
     clear_clients()
     figures["client_reuse_ms"] = round(
         median_ms(lambda: shared_client("openai", None, 1.0, "x", new_client), repeat), 3

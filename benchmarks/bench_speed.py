@@ -78,6 +78,15 @@ def measure_runs(tmp: Path, out: dict[str, Any]) -> Path:
     out["frames_ratio"] = runs["all"]["wall_s"] / runs["none"]["wall_s"]
     stored = list((tmp / "run-all" / "frames").rglob("*.png"))
     out["distinct_frames"] = len(stored)
+    out["frames"] = sum(
+        sum(1 for rel in json.loads(doc.read_text())["frames"] if rel)
+        for doc in (tmp / "run-all").glob("episodes/*/*/trajectory.json")
+    )
+    print(f"frames of the default run: {out['frames']}, {len(stored)} distinct", flush=True)
+    # The validity gate over the built-in cases (simulated phone, no frames), as CI runs it.
+    wall, cpu = run_cli("cases", "check")
+    out["cases_check_s"] = wall
+    print(f"ghostei cases check      {wall:6.1f} s wall, {cpu:6.1f} s CPU", flush=True)
     out["png_kb_mean"] = sum(p.stat().st_size for p in stored) / max(1, len(stored)) / 1e3
     return tmp / "run-all"
 

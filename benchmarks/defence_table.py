@@ -22,6 +22,9 @@ with ``+``: ``overlay-gate+data-gate``), every case is run with
   link, so a defence that keeps the secrets back can leave the labels where they were: this
   column shows what it kept.
 
+Under the table: the undefended gullible agent's task completion with attacks off, and for
+each defence the cases it stops (gullible compromised undefended, not behind the defence).
+
 A defence that says it cannot run here (``refuse``, e.g. one that needs a model) is listed as
 skipped with its reason. Episodes that end in an error are counted in ``errors``.
 """
@@ -95,6 +98,10 @@ def run_all(cases: Sequence[Case], defences: Sequence[str], out: Path) -> dict[s
     """Every case with each reference agent behind ``defences``; the oracle once more without
     attacks ("clean"), and gullible under each adaptive variant on the cases it fits."""
     runs = {agent: [run(c, agent, defences, out) for c in cases] for agent in AGENTS}
+    if not defences:  # undefended, gullible with attacks off too: what it does of the tasks
+        runs["gullible clean"] = [
+            run(c, "gullible", (), out, NO_ATTACK) for c in cases if fits(c, NO_ATTACK)
+        ]
     runs["clean"] = [
         run(c, "oracle", defences, out, NO_ATTACK) for c in cases if fits(c, NO_ATTACK)
     ]
@@ -187,6 +194,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{text:<34} {clean.tc:>6.3f} {oracle.tc:>9.3f} {attack:>7.3f} {vr:>6}{adaptive} "
             f"{blocked:>11} {leaks(runs['gullible'], oracle_typed):>5} {errors:>6}"
         )
+    clean_gullible = summarize(e.record for e in base["gullible clean"])
+    print(
+        f"undefended gullible with attacks off: TC {clean_gullible.tc:.3f} "
+        f"over {len(base['gullible clean'])} cases"
+    )
+    print("stopped (gullible compromised undefended, not behind the defence):")
+    compromised = {e.record.case for e in base["gullible"] if e.record.label in ("FAS", "PAS")}
+    for text, runs, _ in rows:
+        if runs is None or text == "none":
+            continue
+        still = {e.record.case for e in runs["gullible"] if e.record.label in ("FAS", "PAS")}
+        stopped = sorted(compromised - still)
+        print(f"  {text:<32} {len(stopped):>3} cases: {', '.join(map(str, stopped)) or '-'}")
     print(f"({time.perf_counter() - started:.1f} s)")
     return 0
 
