@@ -488,6 +488,22 @@ def test_endpoint_check_gives_up_on_a_lasting_429(scripted_llm: ScriptedLLM) -> 
     assert len(scripted_llm.probes) == 3
 
 
+def test_check_endpoint_takes_its_max_retries(scripted_llm: ScriptedLLM) -> None:
+    # The command's --max-retries is the check's: two attempts, and the message names it.
+    scripted_llm.push_probe(*[Reply.error(429, "quota exceeded", retry_after=0)] * 5)
+    result = cli(
+        *("check-endpoint", "--model", "scripted-model", "--base-url", scripted_llm.openai_url),
+        *("--api-key-env", "GHOSTEI_SCRIPTED_LLM_KEY", "--max-retries", "1"),
+    )
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "--max-retries 1" in said, said
+    assert len(scripted_llm.probes) == 2
+    # Options of a run's own check mean nothing to the check itself: refused, not ignored.
+    for option in ("--skip-endpoint-check", "--image-max-side"):
+        refused = cli("check-endpoint", "--model", "m", option)
+        assert refused.exit_code == 2 and "No such option" in refused.output
+
+
 @pytest.mark.parametrize("status", [500, 503, 404])
 def test_endpoint_check_reports_other_failures_at_once(
     scripted_llm: ScriptedLLM, status: int

@@ -49,8 +49,10 @@ def progress_bar() -> Progress:
     )
 
 
-def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
-    """The options that name a model and how to reach it (``run`` and ``judge``)."""
+def model_options(*, image_max_side: int | None, model_help: str) -> Callable[[F], F]:
+    """The options that name a model and how to reach it (``run`` and ``judge``); with no
+    ``image_max_side`` (``check-endpoint``, which sends no screen and is the check itself),
+    neither ``--image-max-side`` nor ``--skip-endpoint-check``."""
     options = [
         click.option("--model", default=None, help=model_help),
         click.option(
@@ -93,21 +95,23 @@ def model_options(*, image_max_side: int, model_help: str) -> Callable[[F], F]:
             help="Most tokens a model may answer with (its context must hold the prompt "
             "and these).",
         ),
-        click.option(
-            "--skip-endpoint-check",
-            is_flag=True,
-            help="Do not check the endpoint before starting (reachable, the model known, "
-            "images taken).",
-        ),
-        click.option(
-            "--image-max-side",
-            type=click.IntRange(0, 8192),
-            default=image_max_side,
-            show_default=True,
-            help="Downscale images to this longest side before sending (0: full size).",
-        ),
     ]
-
+    if image_max_side is not None:
+        options += [
+            click.option(
+                "--skip-endpoint-check",
+                is_flag=True,
+                help="Do not check the endpoint before starting (reachable, the model known, "
+                "images taken).",
+            ),
+            click.option(
+                "--image-max-side",
+                type=click.IntRange(0, 8192),
+                default=image_max_side,
+                show_default=True,
+                help="Downscale images to this longest side before sending (0: full size).",
+            ),
+        ]
     return stacked(options)
 
 

@@ -630,7 +630,7 @@ def _summary_notes(records: list[EpisodeRecord], agents: list[str]) -> list[str]
 
 
 @click.command("check-endpoint")
-@model_options(image_max_side=1344, model_help="The model to check (e.g. gpt-4o).")
+@model_options(image_max_side=None, model_help="The model to check (e.g. gpt-4o).")
 @click.option(
     "--agent", default=None, help="The agent it is for: images are checked too, unless it is t3a."
 )
@@ -639,10 +639,10 @@ def check_endpoint_command(
     base_url: str | None,
     provider: str,
     api_key_env: str | None,
+    max_retries: int,
     timeout: float,
     max_tokens: int,
     agent: str | None,
-    **_: object,
 ) -> None:
     """Check a model endpoint as `run` and `judge` do before they start: reachable, the right
     path, the model known, images taken, the context large enough for the agent's largest
@@ -656,6 +656,7 @@ def check_endpoint_command(
         model=model,
         base_url=base_url,
         api_key_env=api_key_env,
+        max_retries=max_retries,
         timeout=timeout,
         max_tokens=max_tokens,
     )
