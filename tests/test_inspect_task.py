@@ -382,6 +382,50 @@ def test_the_llm_judge_answers_through_the_grader_role(tmp_path: Path) -> None:
     text = grader_text(log.samples[0], judged)
     assert "# User instruction" in text  # the attachments resolved
     assert "take this as given" not in text  # the LLM judge is blind to the rule verdict
+    # It asked for the verdict's schema, strictly, as ``ghostei judge`` asks an endpoint.
+    asked = judged.config.response_schema
+    assert asked is not None and asked.name == "ghostei_verdict" and asked.strict
+    assert set(asked.json_schema.required or []) >= {"attack", "task_completed", "stage"}
+
+
+def test_a_grader_refusing_the_schema_is_told_from_a_failure() -> None:
+    # A model's SDK error keeps its status, so the judge tells a refused schema (asked
+    # plainly from then on) from a failure (an error episode).
+    import asyncio
+
+    from ghostei.integrations.inspect.task import GraderModel
+    from ghostei.judge.llm import VERDICT_SCHEMA
+    from ghostei.providers.base import Message, ProviderError
+    from ghostei.providers.errors import refuses_schema
+
+    class Refusal(Exception):
+        status_code = 400
+
+    class Failure(Exception):
+        status_code = 503
+
+    class Grader:
+        def __init__(self, exc: Exception) -> None:
+            self.exc = exc
+
+        async def generate(self, chat: Any, config: Any = None) -> Any:
+            assert config.response_schema.name == "ghostei_verdict"
+            raise self.exc
+
+    loop = asyncio.new_event_loop()
+    try:
+        import threading
+
+        threading.Thread(target=loop.run_forever, daemon=True).start()
+        said = []
+        for exc in (Refusal("response_format json_schema is not supported"), Failure("down")):
+            grader = GraderModel(Grader(exc), loop, VERDICT_SCHEMA)  # type: ignore[arg-type]
+            with pytest.raises(ProviderError) as caught:
+                grader.complete([Message(role="user", text="judge")])
+            said.append(refuses_schema(caught.value))
+        assert said == [True, False]
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
 
 
 def grader_text(sample: Any, event: Any) -> str:

@@ -24,9 +24,11 @@ from inspect_ai.model import (
     Content,
     ContentImage,
     ContentText,
+    GenerateConfig,
     Model,
     get_model,
 )
+from inspect_ai.model import ResponseSchema as InspectResponseSchema
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -37,7 +39,7 @@ from inspect_ai.scorer import (
     scorer,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import LimitExceededError, concurrency
+from inspect_ai.util import JSONSchema, LimitExceededError, concurrency
 
 from ...actions import Action
 from ...agents.base import AgentStep
@@ -47,10 +49,16 @@ from ...defences import DefenceChain, DefenceContext, parse_specs
 from ...episode import EpisodePhone
 from ...frames import FrameRecorder
 from ...injection import NoInjection
-from ...judge.llm import JudgeOptions, LLMJudge
+from ...judge.llm import VERDICT_SCHEMA, JudgeOptions, LLMJudge
 from ...judge.paper_protocol import PaperJudge, PromptTemplate
 from ...observation import Observation
-from ...providers.base import Completion, Message, ProviderConfig, ProviderError
+from ...providers.base import (
+    Completion,
+    Message,
+    ProviderConfig,
+    ProviderError,
+    ResponseSchema,
+)
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import Backend, RunConfig, Trajectory, make_device, write_episode
 from ...verdict import Label, Verdict
@@ -293,12 +301,31 @@ def judge_episode(episode: Episode, outcome: RuleOutcome | None = None) -> Score
 class GraderModel:
     """An inspect model (the grader role's) as GhostEI's provider, so the LLM judge is the
     one ``ghostei judge`` runs, prompt and parsing included. The judge runs in a worker
-    thread; each of its requests is sent on the eval's event loop and waited for there."""
+    thread; each of its requests is sent on the eval's event loop and waited for there.
 
-    def __init__(self, model: Model, loop: asyncio.AbstractEventLoop) -> None:
+    With ``schema`` it asks for structured output (inspect's ``response_schema``, strict), as
+    ``ghostei judge`` asks an endpoint; a model that refuses it (HTTP 400 or 422 naming the
+    parameter) is asked plainly by the judge from then on."""
+
+    def __init__(
+        self,
+        model: Model,
+        loop: asyncio.AbstractEventLoop,
+        schema: ResponseSchema | None = None,
+    ) -> None:
         self.model = model
         self.loop = loop
-        self.config = ProviderConfig(provider="inspect", model=str(model))
+        self.config = ProviderConfig(provider="inspect", model=str(model), response_schema=schema)
+        self.generate_config = GenerateConfig()
+        if schema is not None:
+            self.generate_config = GenerateConfig(
+                response_schema=InspectResponseSchema(
+                    name=schema.name,
+                    json_schema=JSONSchema.model_validate(schema.schema),
+                    description=schema.description or None,
+                    strict=True,
+                )
+            )
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         chat: list[ChatMessage] = []
@@ -311,11 +338,18 @@ class GraderModel:
                 chat.append(ChatMessageAssistant(content=m.text))
             else:
                 chat.append(ChatMessageUser(content=content))
-        pending = asyncio.run_coroutine_threadsafe(self.model.generate(chat), self.loop)
+        pending = asyncio.run_coroutine_threadsafe(
+            self.model.generate(chat, config=self.generate_config), self.loop
+        )
         try:
             output = pending.result()
         except Exception as exc:
-            raise ProviderError(f"the grader model failed: {exc}") from exc
+            # The SDK's status, if any, so that a refused schema is told from a failure.
+            status = getattr(exc, "status_code", None)
+            raise ProviderError(
+                f"the grader model failed: {exc}",
+                status=status if isinstance(status, int) else None,
+            ) from exc
         usage = output.usage
         return Completion(
             text=output.completion,
@@ -360,11 +394,16 @@ async def llm_judge_episode(
             error=outcome.error,
             trajectory=rel,
         )
-        model = GraderModel(grader, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        model = GraderModel(grader, loop)
         judge = (
             PaperJudge(model, template=template)
             if protocol == "paper"
-            else LLMJudge(model, JudgeOptions(text_only=text_only))
+            else LLMJudge(
+                model,
+                JudgeOptions(text_only=text_only),
+                structured=GraderModel(grader, loop, VERDICT_SCHEMA),
+            )
         )
         judgement = await asyncio.to_thread(judge.judge, RunDir(out), record, phone.case)
     verdict = judgement.verdict
