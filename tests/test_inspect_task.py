@@ -3,11 +3,13 @@ calls, the rule-judge scorer and its metrics, and the task's name through the en
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
 import subprocess
 import sys
+import threading
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,10 @@ from ghostei.attacks import NO_ATTACK, STANDARD, case_under
 from ghostei.cases import select_cases
 from ghostei.injection import build_injection
 from ghostei.integrations.inspect import action_to_tool_call, ghostei_task, tool_call_to_action
+from ghostei.integrations.inspect.task import GraderModel
+from ghostei.judge.llm import VERDICT_SCHEMA
+from ghostei.providers.base import Message, ProviderError
+from ghostei.providers.errors import refuses_schema
 from ghostei.runner import RunConfig, run_episode
 from ghostei.served.serve import ServedPhones, wait_for_devices
 from ghostei.sim.phone import SimPhone
@@ -391,13 +397,6 @@ def test_the_llm_judge_answers_through_the_grader_role(tmp_path: Path) -> None:
 def test_a_grader_refusing_the_schema_is_told_from_a_failure() -> None:
     # A model's SDK error keeps its status, so the judge tells a refused schema (asked
     # plainly from then on) from a failure (an error episode).
-    import asyncio
-
-    from ghostei.integrations.inspect.task import GraderModel
-    from ghostei.judge.llm import VERDICT_SCHEMA
-    from ghostei.providers.base import Message, ProviderError
-    from ghostei.providers.errors import refuses_schema
-
     class Refusal(Exception):
         status_code = 400
 
@@ -414,8 +413,6 @@ def test_a_grader_refusing_the_schema_is_told_from_a_failure() -> None:
 
     loop = asyncio.new_event_loop()
     try:
-        import threading
-
         threading.Thread(target=loop.run_forever, daemon=True).start()
         said = []
         for exc in (Refusal("response_format json_schema is not supported"), Failure("down")):
