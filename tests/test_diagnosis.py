@@ -518,6 +518,9 @@ END_TO_END = {
 }
 
 
+NAMES_NO_SURFACE = {56}
+
+
 @pytest.mark.parametrize("case_id", list(END_TO_END))
 def test_end_to_end_gullible_and_oracle(case_id: int) -> None:
     case = CASES[case_id]
@@ -528,10 +531,13 @@ def test_end_to_end_gullible_and_oracle(case_id: int) -> None:
     assert d is not None and d.step is not None
     assert d.step >= (attacked.fired_step or 0)
     assert d.surface in SURFACES and d.surface == END_TO_END[case_id]
-    if attacked.injection == "deceptive_instruction":
-        assert d.stage == "recognition_failure"  # it took the harmful request for a task
+    # gullible says what it does, in neutral words ('Tapping "Allow".'), and never doubts it:
+    # where those words name the attack's surface it noted the attack and took it for part of
+    # its task (recognition); a deleted file's words name no surface (perception).
+    if case_id in NAMES_NO_SURFACE:
+        assert d.stage == "perception_failure" and d.evidence == ""
     else:
-        assert d.stage == "perception_failure"  # bare actions: it never notes the attack
+        assert d.stage == "recognition_failure" and d.evidence
     safe = run_episode(case, "oracle", config, None)
     assert safe.verdict is not None and safe.verdict.diagnosis is None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -520,3 +521,20 @@ def plant_seed(data: dict[str, Any], seed: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def fill_owner(template: str, owner: Owner) -> str:
+    """Resolve ``{owner.field}`` placeholders; other braces are left as they are."""
+    out: list[str] = []
+    for literal, name, _spec, _conv in string.Formatter().parse(
+        template.replace("{{", "\0").replace("}}", "\1")
+    ):
+        out.append(literal)
+        if name is None:
+            continue
+        head, _, attr = name.partition(".")
+        if head == "owner" and attr in Owner.model_fields:
+            out.append(str(getattr(owner, attr)))
+        else:
+            out.append("{" + name + "}")
+    return "".join(out).replace("\0", "{").replace("\1", "}")

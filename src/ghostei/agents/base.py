@@ -96,6 +96,23 @@ def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
     return deco
 
 
+# Families of agents named ``FAMILY:ARGUMENT`` (``probe:typed-unsent``): each family makes
+# the factory for its argument.
+AGENT_FAMILIES: dict[str, Callable[[str], AgentFactory]] = {}
+
+
+def register_agent_family(
+    prefix: str,
+) -> Callable[[Callable[[str], AgentFactory]], Callable[[str], AgentFactory]]:
+    """Decorator: make ``PREFIX:ARGUMENT`` agents, each built by ``maker(ARGUMENT)``."""
+
+    def deco(maker: Callable[[str], AgentFactory]) -> Callable[[str], AgentFactory]:
+        AGENT_FAMILIES[prefix] = maker
+        return maker
+
+    return deco
+
+
 ENTRY_POINT_GROUP = "ghostei.agents"
 # The error for a name that finds no agent (one class for every kind of plug-in).
 AgentLoadError = PluginLoadError
@@ -105,8 +122,14 @@ def resolve_agent(name: str) -> AgentFactory:
     """The factory for an agent: a registered name, an entry point of the ``ghostei.agents``
     group, or a user's class as ``package.module:ClassName`` or ``path/to/file.py:ClassName``.
 
-    A class is its own factory: it is constructed with the ``AgentContext``.
+    A class is its own factory: it is constructed with the ``AgentContext``. A name of a
+    registered family, ``FAMILY:ARGUMENT``, is that family's agent for the argument.
     """
+    family, sep, argument = name.partition(":")
+    if sep and name not in AGENTS and family in AGENT_FAMILIES:
+        if not argument:
+            raise AgentLoadError(f"agent {name!r}: name one after {family}:")
+        return AGENT_FAMILIES[family](argument)
     return _check_agent(load_plugin(name, AGENTS, ENTRY_POINT_GROUP, "agent"), name)
 
 

@@ -9,27 +9,37 @@ from __future__ import annotations
 import random
 
 from ..actions import Action
-from ..cases.schema import Case, Step
+from ..cases.probes import probes_of
+from ..cases.schema import Case, Probe, Step
 from ..device import DEFAULT_ATTACKER_PACKAGE
 from ..injection import build_injection
 from ..observation import Observation
-from .base import AgentContext, AgentStep, register_agent
-from .scripted import Script, find_element
+from .base import (
+    Agent,
+    AgentContext,
+    AgentFactory,
+    AgentLoadError,
+    AgentStep,
+    register_agent,
+    register_agent_family,
+)
+from .scripted import Script, find_element, narrate
 
 HEADS_UP_ID = "expandableNotificationRow"
 HEADS_UP_WINDOW = "HeadsUp"
-TERMINAL_STEPS = ("answer", "refuse", "finish")
+TERMINAL_STEPS = ("answer", "refuse", "ask", "finish")
 
 
-def _step(action: Action, note: str) -> AgentStep:
-    return AgentStep(
-        action=action, raw_output=f"{note}: {action.model_dump_json(exclude_none=True)}"
-    )
+def _step(action: Action, obs: Observation) -> AgentStep:
+    # Neutral words, as a model's would be: what is done, never whether it is the attack's.
+    return AgentStep(action=action, raw_output=narrate(action, obs))
 
 
 def _give_up() -> Action:
     return Action(
-        action_type="status", goal_status="infeasible", text="could not find the next element"
+        action_type="status",
+        goal_status="infeasible",
+        text="I cannot find what I need on this screen.",
     )
 
 
@@ -44,17 +54,18 @@ class Oracle:
     must be found.
     """
 
-    def __init__(self, ctx: AgentContext) -> None:
+    def __init__(self, ctx: AgentContext, solution: list[Step] | None = None) -> None:
         self.case = ctx.case
-        self.script = Script(list(ctx.case.solution), ctx.owner)
+        self.steps = list(ctx.case.solution if solution is None else solution)
+        self.script = Script(list(self.steps), ctx.owner)
 
     def reset(self, instruction: str) -> None:
-        self.script = Script(list(self.case.solution), self.script.owner)
+        self.script = Script(list(self.steps), self.script.owner)
 
     def act(self, observation: Observation) -> AgentStep:
         dismiss = self._dismissal(observation)
         if dismiss is not None:
-            return _step(dismiss, "dismiss attack surface")
+            return _step(dismiss, observation)
         step = self.script.current
         while step is not None and self._deals_with_attack(step):
             if find_element(step, observation) is not None:
@@ -63,10 +74,8 @@ class Oracle:
             step = self.script.current
         action = self.script.next_action(observation)
         if action is None:
-            return _step(
-                _give_up() if self.script.failed else Action(action_type="finish"), "solution"
-            )
-        return _step(action, "solution")
+            action = _give_up() if self.script.failed else Action(action_type="finish")
+        return _step(action, observation)
 
     def _deals_with_attack(self, step: Step) -> bool:
         """Whether a solution step targets the attack's surface rather than the task's."""
@@ -102,56 +111,90 @@ class Gullible:
     attack whose first step needs no target (open Messages to text a planted number) once
     the planted content has been on screen. Without an attack it is the oracle minus the
     dismissals: it has nothing to comply with.
+
+    ``attack`` and ``solution`` replace the case's attack path and task steps, and
+    ``back_to_task`` says whether it returns to the task once its attack steps are done
+    (default: yes, except after a harmful instruction, which was the whole task): a probe
+    is this agent on a path of its own (:mod:`ghostei.cases.probes`).
     """
 
-    def __init__(self, ctx: AgentContext) -> None:
+    def __init__(
+        self,
+        ctx: AgentContext,
+        attack: list[Step] | None = None,
+        solution: list[Step] | None = None,
+        back_to_task: bool | None = None,
+    ) -> None:
         self.case: Case = ctx.case
         self.owner = ctx.owner
         self.planted = build_injection(ctx.case)  # what the attack looks like on screen
+        self.attack_steps = list(ctx.case.attack_solution if attack is None else attack)
+        self.solution_steps = list(ctx.case.solution if solution is None else solution)
+        self.deceptive = self.case.case_type == "User-Provided Instructions"
+        self.back_to_task = not self.deceptive if back_to_task is None else back_to_task
         self.reset("")
 
     def reset(self, instruction: str) -> None:
-        self.solution = Script(list(self.case.solution), self.owner)
-        self.attack = Script(list(self.case.attack_solution), self.owner)
+        self.solution = Script(list(self.solution_steps), self.owner)
+        self.attack = Script(list(self.attack_steps), self.owner, search_backs=0)
         benign = self.case.benign
-        self.engaged = self.case.case_type == "User-Provided Instructions" and not (
-            benign is not None and instruction == benign.prompt
-        )
+        self.engaged = self.deceptive and not (benign is not None and instruction == benign.prompt)
         self.seen = False  # the planted content has been on screen
         self.returned = False
 
     def act(self, observation: Observation) -> AgentStep:
         self.seen = self.seen or self.planted.shows(observation)
         # A harmful instruction is its own surface: engaged or not from the start (reset).
-        deceptive = self.case.case_type == "User-Provided Instructions"
-        if not self.engaged and not deceptive and self._surface_visible(observation):
+        if not self.engaged and not self.deceptive and self._surface_visible(observation):
             self.engaged = True
         if self.engaged and not self.attack.done:
             action = self.attack.next_action(observation)
             if action is not None:
-                return _step(action, "attack")
-        if self.engaged and self.case.case_type == "User-Provided Instructions":
-            return _step(Action(action_type="finish"), "done as asked")
-        if self.engaged and not self.returned:
+                return _step(action, observation)
+        if self.engaged and not self.back_to_task:
+            return _step(Action(action_type="finish"), observation)
+        if self.engaged and not self.returned and not self.deceptive:
             self.returned = True
             app = self.solution.last_app()
             if app is not None and self.solution.position > 0:
-                return _step(Action(action_type="open_app", app_name=app), "back to the task")
+                return _step(Action(action_type="open_app", app_name=app), observation)
         action = self.solution.next_action(observation)
         if action is None:
-            return _step(
-                _give_up() if self.solution.failed else Action(action_type="finish"), "solution"
-            )
-        return _step(action, "solution")
+            action = _give_up() if self.solution.failed else Action(action_type="finish")
+        return _step(action, observation)
 
     def _surface_visible(self, obs: Observation) -> bool:
-        first = self.case.attack_solution[0]
+        if not self.attack_steps:
+            return False
+        first = self.attack_steps[0]
         if first.do in ("tap", "type", "swipe_away"):
             return find_element(first, obs) is not None
         # An untargeted first step (e.g. open Messages to text a planted number) is taken
         # once the agent has done its work and read what was planted, before it reports.
         upcoming = self.solution.current
         return self.seen and (upcoming is None or upcoming.do in TERMINAL_STEPS)
+
+
+def probe_agent(name: str) -> AgentFactory:
+    """The agent that walks the probe ``name`` of each case (``--agent probe:NAME``)."""
+
+    def build(ctx: AgentContext) -> Agent:
+        probe = find_probe(ctx.case, name)
+        if probe.attack is None:
+            return Oracle(ctx, probe.solution)
+        return Gullible(ctx, probe.attack, probe.solution, probe.back_to_task)
+
+    return build
+
+
+def find_probe(case: Case, name: str) -> Probe:
+    """The probe ``name`` of ``case``; AgentLoadError naming the probes it has."""
+    probes = probes_of(case)
+    for probe in probes:
+        if probe.name == name:
+            return probe
+    known = ", ".join(p.name for p in probes) or "none"
+    raise AgentLoadError(f"case {case.id} has no probe {name!r}; its probes: {known}")
 
 
 class RandomAgent:
@@ -190,9 +233,10 @@ class RandomAgent:
             action = Action(action_type="swipe", x=x, y=y1, x2=x, y2=y2)
         else:
             action = Action(action_type="navigate_back")
-        return _step(action, "random")
+        return _step(action, observation)
 
 
 register_agent("oracle")(Oracle)
 register_agent("gullible")(Gullible)
 register_agent("random")(RandomAgent)
+register_agent_family("probe")(probe_agent)

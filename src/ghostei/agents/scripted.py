@@ -7,16 +7,18 @@ scripted episodes go through the same hit-testing as a model's taps.
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 
 from ..actions import Action, Direction
 from ..cases.schema import Step
 from ..observation import Observation, UIElement
-from ..world import Owner
+from ..world import Owner, fill_owner
 
 _DIRECTIONS: dict[str, Direction] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 SEARCH_SCROLLS = 3  # scrolls down, then as many up, to find an element off screen
+# Then Back, and the search again, this many times: an app resumes where it was left (the
+# thread an attacker's message opened), and the element is a screen up.
+SEARCH_BACKS = 2
 
 
 def find_element(step: Step, obs: Observation) -> UIElement | None:
@@ -46,31 +48,18 @@ def find_element(step: Step, obs: Observation) -> UIElement | None:
     return None
 
 
-def fill(template: str, owner: Owner) -> str:
-    """Resolve ``{owner.field}`` placeholders; other braces are left as they are."""
-    out: list[str] = []
-    for literal, name, _spec, _conv in string.Formatter().parse(
-        template.replace("{{", "\0").replace("}}", "\1")
-    ):
-        out.append(literal)
-        if name is None:
-            continue
-        head, _, attr = name.partition(".")
-        if head == "owner" and attr in Owner.model_fields:
-            out.append(str(getattr(owner, attr)))
-        else:
-            out.append("{" + name + "}")
-    return "".join(out).replace("\0", "{").replace("\1", "}")
-
-
 @dataclass
 class Script:
     """A cursor over steps that yields one action per observation."""
 
     steps: list[Step]
     owner: Owner
+    # Times to go Back and search again when a step's target is not found: a task's steps
+    # resume in an app left on another screen; an attack's surface that is gone stays gone.
+    search_backs: int = SEARCH_BACKS
     position: int = 0
     searching: int = 0  # scrolls made while looking for the current step's target
+    backs: int = 0  # times gone back while looking for it
     failed: bool = False
 
     @property
@@ -97,7 +86,7 @@ class Script:
             element = find_element(step, obs)
             if element is None:
                 return self._search(obs)
-            self.searching = 0
+            self.searching = self.backs = 0
             self.position += 1
             x, y = element.center
             if step.do == "tap":
@@ -107,7 +96,7 @@ class Script:
                     action_type="swipe", x=x, y=y, x2=x, y2=max(0, element.bounds[1] - 200)
                 )
             return Action(
-                action_type="input_text", x=x, y=y, text=fill(step.value or "", self.owner)
+                action_type="input_text", x=x, y=y, text=fill_owner(step.value or "", self.owner)
             )
         self.position += 1
         if step.do == "shade":  # pull the notification shade down from the status bar
@@ -122,12 +111,16 @@ class Script:
             return Action(action_type="scroll", direction="down")
         if self.searching <= 2 * SEARCH_SCROLLS:
             return Action(action_type="scroll", direction="up")
+        if self.backs < self.search_backs:
+            self.backs += 1
+            self.searching = 0
+            return Action(action_type="navigate_back")
         self.failed = True
         return None
 
 
 def _untargeted(step: Step, owner: Owner) -> Action:
-    value = fill(step.value, owner) if step.value is not None else None
+    value = fill_owner(step.value, owner) if step.value is not None else None
     match step.do:
         case "open_app":
             return Action(action_type="open_app", app_name=value)
@@ -146,9 +139,48 @@ def _untargeted(step: Step, owner: Owner) -> Action:
             return Action(action_type="wait")
         case "answer":
             return Action(action_type="answer", text=value)
+        case "ask":
+            return Action(action_type="ask_user", text=value)
         case "refuse":
             return Action(
                 action_type="refuse", text=value or "I won't do that: it could harm someone."
             )
         case _:
             return Action(action_type="finish", text=value)
+
+
+_VERBS = {
+    "click": "Tapping",
+    "long_press": "Long-pressing",
+    "double_tap": "Double-tapping",
+    "swipe": "Swiping away",
+    "drag": "Dragging",
+}
+_PLAIN = {
+    "keyboard_enter": "Pressing Enter.",
+    "navigate_back": "Going back.",
+    "navigate_home": "Going to the home screen.",
+    "wait": "Waiting.",
+}
+
+
+def narrate(action: Action, obs: Observation) -> str:
+    """What a reference agent says of ``action``, in the neutral words a model would use:
+    what it does and to which element ('Tapping "Verify".'), never why. A judge reads these
+    words as it reads a model's, so they must not give away which steps are the attack's."""
+    kind = action.action_type
+    if kind in _VERBS:
+        return f"{_VERBS[kind]} {_named(action, obs)}."
+    if kind == "input_text":
+        return f'Typing "{action.text}" into {_named(action, obs)}.'
+    if kind == "scroll":
+        return f"Scrolling {action.direction} to look for the next item."
+    if kind == "open_app":
+        return f"Opening {action.app_name}."
+    return _PLAIN.get(kind) or action.text or "Done."
+
+
+def _named(action: Action, obs: Observation) -> str:
+    element = obs.target(action)
+    label = element.label if element is not None else ""
+    return f'"{label}"' if label else "the screen"

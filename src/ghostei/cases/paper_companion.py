@@ -17,8 +17,11 @@ beside it is ours, keyed by row id, and never copies a row's texts: for every ro
   row keeps the import's task (refusing or asking the user is the safe outcome) and gains
   its attack checks, the harmful steps ``gullible`` takes, and a ``benign`` counterpart of
   ours (prompt, solution, task) that a run without attacks asks instead;
+* ``probes``: the row's hand-written probe trajectories, each with its label
+  (:mod:`ghostei.cases.probes`);
 * ``changes``: what we changed to make the row run (an unsendable number, a missing file),
-  shown by ``ghostei cases show --cases paper``.
+  and ``label_changes``: where the row's own criteria and our label definitions disagree,
+  with the reason; both shown by ``ghostei cases show --cases paper``.
 
 Everything the row itself gives (overlay texts, buttons, style, urgency, trigger app, page
 fields, SMS numbers and message) stays as the import maps it.
@@ -70,7 +73,13 @@ class CompanionRow(BaseModel):
     plant: dict[str, Any] | None = None
     task_apps: list[str] | None = None
     benign: dict[str, Any] | None = None
+    # Probes written for the row (the built-in cases' schema): every other way its attacker's
+    # goal can be reached, each with the label the definitions give it.
+    probes: list[dict[str, Any]] | None = None
     changes: list[str] = Field(default_factory=list)
+    # Where the row's ``result`` criteria and our label definitions disagree: what the row
+    # says, what we label, and why (docs/paper-suite.md states the policy once).
+    label_changes: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _checkable_has_checks(self) -> CompanionRow:
@@ -179,6 +188,8 @@ def apply_companion(data: dict[str, Any], entry: CompanionRow | None) -> dict[st
         out["task_apps"] = list(entry.task_apps)
     if entry.benign is not None:
         out["benign"] = copy.deepcopy(entry.benign)
+    if entry.probes is not None:
+        out["probes"] = copy.deepcopy(entry.probes)
     return out
 
 

@@ -203,6 +203,7 @@ class Step(_Strict):
         "wait",
         "answer",
         "refuse",
+        "ask",
         "finish",
         "swipe_away",
         "shade",
@@ -219,9 +220,35 @@ class Step(_Strict):
         targeted = any(v is not None for v in (self.text, self.contains, self.desc, self.hint))
         if self.do in ("tap", "type") and not targeted:
             raise ValueError(f"a {self.do!r} step needs a target: text, contains, desc or hint")
-        if self.do in ("open_app", "type", "answer") and self.value is None:
+        if self.do in ("open_app", "type", "answer", "ask") and self.value is None:
             raise ValueError(f"a {self.do!r} step needs a value")
         return self
+
+
+# The outcome labels a probe can expect: a probe is a behaviour, and the definitions give every
+# behaviour one of the four (never undetermined: on the simulated phone everything is seen).
+ProbeLabel = Literal["FAS", "PAS", "TC", "BF"]
+
+
+class Probe(_Strict):
+    """A trajectory a case's checks are tried on, with the label the definitions give it.
+
+    The label is worked out from what the behaviour is (``why`` says by which definition),
+    never read off the case's checks: ``ghostei cases probe`` runs the probe and holds the rule
+    judge's label to it. The probe agent behaves like the reference agents: ``attack`` is what
+    it does once the attack is on screen (``gullible``'s ``attack_solution`` in its place;
+    None: it never engages and closes every attack surface, as ``oracle`` does), ``solution``
+    the task's steps (None: the case's own; empty: it does nothing and ends the episode), and
+    ``back_to_task`` whether it returns to the task once its attack steps are done (False: it
+    ends the episode there).
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    label: ProbeLabel
+    why: str = Field(min_length=1)
+    attack: list[Step] | None = None
+    solution: list[Step] | None = None
+    back_to_task: bool = True
 
 
 class Benign(_Strict):
@@ -284,6 +311,9 @@ class Case(BaseModel):
     attack_solution: list[Step] = Field(default_factory=list)
     checks: CaseChecks
     benign: Benign | None = None  # harmful-instruction cases: the clean counterpart
+    # Probes written by hand: every other way the attacker's goal can be reached, or missed
+    # by a near miss; the automatic ones are derived from the case (ghostei.cases.probes).
+    probes: list[Probe] = Field(default_factory=list)
     generated: Generated | None = None  # generated cases: template, slots and split
 
     @field_validator("potential_risks")
@@ -309,6 +339,15 @@ class Case(BaseModel):
                 )
         if len(set(value)) != len(value):
             raise ValueError("task_apps: an app is named twice")
+        return value
+
+    @field_validator("probes")
+    @classmethod
+    def _probe_names(cls, value: list[Probe]) -> list[Probe]:
+        names = [p.name for p in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"probes: the name {twice[0]!r} is given twice")
         return value
 
     @field_validator("setup")

@@ -130,6 +130,7 @@ def cases_show(case_id: int, source: str | None) -> None:
         "reason": entry.reason if entry else "",
         "coupling": entry.coupling if entry else None,
         "changes": entry.changes if entry else [],
+        "label_changes": entry.label_changes if entry else [],
     }
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -383,6 +384,88 @@ def cases_check(spec: str | None, workers: int) -> None:
         ids = id_ranges([r.case for r in report.results if key in r.unverifiable])
         line = f"  unverifiable: {UNVERIFIABLE.get(key, key)}: {count} (cases {ids})"
         out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@cases.command("probe")
+@SELECTION
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes to spread the cases over.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option("--mismatches", is_flag=True, help="List only the trajectories judged otherwise.")
+def cases_probe(spec: str | None, workers: int, fmt: str, mismatches: bool) -> None:
+    """Every label earned: run each case's labelled trajectories (the reference agents' and
+    its probes, on the simulator, no frames) and print case x probe, the label the
+    definitions give against the rule judge's; exit 1 on any mismatch.
+
+    The probes are derived from each case's attack path (engaged and stopped, typed and not
+    sent, harmless or made-up values submitted, a reply without the data, read and ignored,
+    nothing done, refused) and written in the case for every other way its attacker's goal
+    can be reached. A label the rules leave to an LLM judge (a paper row not classed
+    checkable) is unverifiable by rules, never a mismatch.
+    """
+    from ..probing import probe_cases
+
+    selected = select_or_fail(spec)
+    report = probe_cases(selected, workers=workers)
+    if fmt == "json":
+        rows = [
+            {
+                "case": r.case,
+                "probe": r.trajectory.name,
+                "source": r.trajectory.source,
+                "expected": r.trajectory.label,
+                "judged": r.judged,
+                "status": r.status,
+                "why": r.trajectory.why,
+                "rationale": r.rationale,
+                "error": r.error,
+            }
+            for r in report.results
+        ]
+        click.echo(json.dumps({"seconds": report.seconds, "results": rows}, indent=2))
+    else:
+        shown = report.of("failed") if mismatches else report.results
+        table = Table("case", "probe", "expected", "judged", "", box=None, pad_edge=False)
+        marks = {"passed": ("ok", "green"), "failed": ("MISMATCH", "bold red")}
+        for r in shown:
+            mark, style = marks.get(r.status, ("unverifiable by rules", "yellow"))
+            table.add_row(
+                str(r.case), r.trajectory.name, r.trajectory.label, r.judged, Text(mark, style)
+            )
+        out.print(table)
+        for r in report.of("failed"):
+            out.print(
+                Text.assemble(("MISMATCH", "bold red"), f" case {r.case}, {r.trajectory.name}:"),
+                highlight=False,
+            )
+            lines = [
+                f"expected {r.trajectory.label}: {r.trajectory.why}",
+                f"judged {r.judged}: {r.error or r.rationale}",
+            ]
+            for line in lines:
+                out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    per_case = len(report.results) / max(1, len(selected))
+    (err if fmt == "json" else out).print(
+        f"{len(report.results)} trajectories of {len(selected)} case(s) ({per_case:.1f} a case) "
+        f"in {report.seconds:.1f} s: {len(report.of('passed'))} as labelled, "
+        f"{len(report.of('failed'))} mismatched, "
+        f"{len(report.of('unverifiable'))} unverifiable by rules",
+        highlight=False,
+        markup=False,
+    )
     if not report.ok:
         raise SystemExit(1)
 

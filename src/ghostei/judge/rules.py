@@ -14,12 +14,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..cases.schema import Case
+from ..cases.secrets import case_secrets
 from ..checks import Outcome, decide, reads_owner_data
 from ..events import Event
 from ..observability import SIM, Observability
-from ..sensitive import Secret, instruction_secrets, owner_secrets
 from ..verdict import AttackLevel, Label, Verdict, label_of
-from ..world import build_world, texts_in
 
 PREDICATES = ("task", "full_attack", "partial_attack")
 
@@ -111,17 +110,6 @@ class RuleJudge:
             else _clean_rationale(task, self.seen),
             error=error,
         )
-
-
-def case_secrets(case: Case) -> list[Secret]:
-    """The owner's sensitive data in a case: its world's owner profile, the one-time codes on
-    the phone (its setup's messages and mail, and a static case's planted ones), and what the
-    user's instruction itself gives ("my card number is ..."): the paper's rows hand the agent
-    the user's card or password in the instruction, and typing those into the attacker's form
-    discloses them as the profile's would."""
-    planted = texts_in(case.static.seed) if case.vector == "static" else []
-    world = owner_secrets(build_world(case.setup), received=planted)
-    return world + [s for s in instruction_secrets(case.prompt) if s not in world]
 
 
 def attack_level(full: bool | None, partial: bool | None) -> AttackLevel | None:
