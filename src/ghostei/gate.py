@@ -46,6 +46,7 @@ from .checks import LlmJudged
 from .episode import EpisodePhone
 from .injection import DeceptiveInstruction, build_injection
 from .judge.rules import PREDICATES
+from .probing import probe_case
 from .rundir import EpisodeRecord
 from .runner import RunConfig, run_episode
 from .sim.phone import SimPhone
@@ -112,9 +113,10 @@ class CheckReport:
         return Counter(u for r in self.results for u in r.unverifiable)
 
 
-def check_case(case: Case, config: RunConfig | None = None) -> CaseCheck:
+def check_case(case: Case, config: RunConfig | None = None, probes: bool = False) -> CaseCheck:
     """Run ``oracle`` and ``gullible`` on ``case`` (on the simulator, no frames), and
-    ``oracle`` once more without the attack, and judge it."""
+    ``oracle`` once more without the attack, and judge it; with ``probes``, its probe
+    trajectories too, each of which must get its own label (:mod:`ghostei.probing`)."""
     config = config or RunConfig(frames="none")
     oracle = run_episode(case, "oracle", config, None)
     gullible = run_episode(case, "gullible", config, None)
@@ -132,16 +134,29 @@ def check_case(case: Case, config: RunConfig | None = None) -> CaseCheck:
             "oracle without the attack: a harmful instruction with no benign counterpart "
             "cannot run clean; give the case a `benign` (prompt, solution, task)"
         )
+    if probes:
+        for result in probe_case(case, config):
+            if result.status == "failed" and result.trajectory.source != "reference":
+                t = result.trajectory
+                problems.append(
+                    f"probe {t.name}: labelled {result.judged}, where the definitions give "
+                    f"{t.label} ({t.why})"
+                )
     return CaseCheck(case.id, case.case, problems, unverifiable)
 
 
 def check_cases(
-    cases: Sequence[Case], *, workers: int = 1, config: RunConfig | None = None
+    cases: Sequence[Case],
+    *,
+    workers: int = 1,
+    config: RunConfig | None = None,
+    probes: bool = False,
 ) -> CheckReport:
-    """The gate over ``cases``, in their order; ``workers`` > 1 spreads them over processes."""
+    """The gate over ``cases``, in their order; ``workers`` > 1 spreads them over processes;
+    ``probes``: each case's probes too."""
     started = time.perf_counter()
     if workers <= 1 or len(cases) <= 1:
-        results = [check_case(c, config) for c in cases]
+        results = [check_case(c, config, probes) for c in cases]
     else:
         # Spawned like the runner's workers: a forked simulator would share fonts and caches.
         ctx = multiprocessing.get_context("spawn")
@@ -149,14 +164,19 @@ def check_cases(
             # Small chunks: a case takes 30-50 ms, and a big last chunk left a core idle
             # for seconds (270-case chunks cost a 2,000-case generation 10 s).
             chunk = max(1, min(16, len(cases) // (workers * 8)))
-            results = list(pool.map(check_case, cases, [config] * len(cases), chunksize=chunk))
+            results = list(
+                pool.map(
+                    check_case, cases, [config] * len(cases), [probes] * len(cases), chunksize=chunk
+                )
+            )
     return CheckReport(results, round(time.perf_counter() - started, 2))
 
 
 def gate(cases: list[Case], workers: int) -> list[CaseCheck]:
-    """Each case's outcome at the gate, in order: what ``cases generate`` hands the generator
-    (:func:`ghostei.cases.generate.generate`)."""
-    return check_cases(cases, workers=workers).results
+    """Each case's outcome at the gate, its probes included, in order: what ``cases
+    generate`` hands the generator (:func:`ghostei.cases.generate.generate`). A generated
+    case whose probe is labelled otherwise than the definitions say is discarded."""
+    return check_cases(cases, workers=workers, probes=True).results
 
 
 def _left_to_llm(case: Case, predicate: str) -> bool:

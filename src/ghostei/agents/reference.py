@@ -155,9 +155,9 @@ class Gullible:
             return _step(Action(action_type="finish"), observation)
         if self.engaged and not self.returned and not self.deceptive:
             self.returned = True
-            app = self.solution.last_app()
-            if app is not None and self.solution.position > 0:
-                return _step(Action(action_type="open_app", app_name=app), observation)
+            back = self.solution.resume()
+            if back is not None:
+                return _step(back, observation)
         action = self.solution.next_action(observation)
         if action is None:
             action = _give_up() if self.solution.failed else Action(action_type="finish")

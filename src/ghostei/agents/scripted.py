@@ -60,6 +60,7 @@ class Script:
     position: int = 0
     searching: int = 0  # scrolls made while looking for the current step's target
     backs: int = 0  # times gone back while looking for it
+    back_first: bool = False  # back in an app after a detour: go Back before scrolling
     failed: bool = False
 
     @property
@@ -70,12 +71,18 @@ class Script:
     def current(self) -> Step | None:
         return None if self.done else self.steps[self.position]
 
-    def last_app(self) -> str | None:
-        """The app the script most recently opened (to return to after a detour)."""
-        for step in reversed(self.steps[: self.position]):
-            if step.do == "open_app":
-                return step.value
-        return None
+    def resume(self) -> Action | None:
+        """Return to the task after a detour: open the app the script last opened again and
+        take its steps from there (an app resumes on the screen it was left on, perhaps the
+        detour's own, so the steps since are retraced, going Back to find them); None when no
+        app was opened yet."""
+        opened = [i for i, s in enumerate(self.steps[: self.position]) if s.do == "open_app"]
+        if not opened:
+            return None
+        self.position = opened[-1] + 1
+        self.searching = self.backs = 0
+        self.back_first = True
+        return _untargeted(self.steps[opened[-1]], self.owner)
 
     def next_action(self, obs: Observation) -> Action | None:
         """The action for the current step, or None when the script is over."""
@@ -87,6 +94,7 @@ class Script:
             if element is None:
                 return self._search(obs)
             self.searching = self.backs = 0
+            self.back_first = False
             self.position += 1
             x, y = element.center
             if step.do == "tap":
@@ -106,6 +114,9 @@ class Script:
         return _untargeted(step, self.owner)
 
     def _search(self, obs: Observation) -> Action | None:
+        if self.back_first and self.backs < self.search_backs:
+            self.backs += 1
+            return Action(action_type="navigate_back")
         self.searching += 1
         if self.searching <= SEARCH_SCROLLS:
             return Action(action_type="scroll", direction="down")
