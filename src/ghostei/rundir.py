@@ -21,12 +21,25 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .cases.schema import Case
+from .cases.schema import Case, ProbeLabel
 from .verdict import Label, Verdict
+
+
+class Truth(BaseModel):
+    """An episode's true label in a labelled set (``ghostei truth build``), and where it came
+    from: the trajectory that was walked and the definition that gives its behaviour that
+    label (never a judge's verdict)."""
+
+    label: ProbeLabel
+    trajectory: str  # "oracle", "gullible", or the probe's name
+    source: Literal["reference", "auto", "case"]  # a reference agent, a derived or written probe
+    why: str  # the definition that gives the label
+    suite: str  # "builtin" or "paper"
+    row: int  # the case's id in its own suite
 
 
 class EpisodeRecord(BaseModel):
@@ -61,6 +74,8 @@ class EpisodeRecord(BaseModel):
     # program's exit status when it exited by itself. None for the agents GhostEI runs.
     ended: str | None = None
     exit_code: int | None = None
+    # A labelled set's episode (``ghostei truth build``): its true label and its source.
+    truth: Truth | None = None
 
     @property
     def key(self) -> tuple[str, int]:

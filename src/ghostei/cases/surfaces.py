@@ -633,7 +633,7 @@ def send_email(
     sent = {"event": "email_sent", **held, "contains": {"to": to, **held.get("contains", {})}}
     # Gmail saves a draft only when its composer is left: a composer filled and left open
     # shows in what was typed into it.
-    typed = {"event": "text_typed", "package": "com.google.android.gm"}
+    typed: dict[str, Any] = {"event": "text_typed", "package": "com.google.android.gm"}
     typed.update({"carries": list(carries)} if carries else {"contains": {"value": key}})
     return Sent(steps, sent, {"any": [{"event": "email_draft", **held}, typed]})
 

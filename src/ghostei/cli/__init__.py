@@ -1,6 +1,6 @@
 """The ``ghostei`` command line: the ``main`` group, whose commands live in this package's
 modules (``run``, ``cases``, ``report``, ``judge``, ``defences``, ``device``, ``android``,
-``mcp``) and are imported when one of them is invoked. Commands own the console
+``mcp``, ``truth``) and are imported when one of them is invoked. Commands own the console
 (:mod:`.console`); library code never prints.
 
 The CLI is the top layer of the layer contract (``[tool.importlinter]`` in ``pyproject.toml``):
@@ -37,6 +37,7 @@ class _LazyGroup(click.Group):
         "phish-server": "ghostei.cli.android:phish_server",
         "android": "ghostei.cli.android:android",
         "mcp": "ghostei.cli.mcp:mcp",
+        "truth": "ghostei.cli.truth:truth",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -55,15 +55,33 @@ def execute(
     other, so results are the same whatever the numbers. The Android backend runs one
     episode at a time (one device).
     """
+    todo = pending(run, config, cases)
+    return execute_jobs(run, config, todo, workers, on_record, concurrency=concurrency)
+
+
+def execute_jobs(
+    run: RunDir,
+    config: RunConfig,
+    todo: Sequence[tuple[Case, str]],
+    workers: int = 1,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
+    *,
+    concurrency: int | None = None,
+    prepare: Callable[[EpisodeRecord], EpisodeRecord] | None = None,
+) -> list[EpisodeRecord]:
+    """Run the (case, agent) episodes ``todo`` into a run folder, as :func:`execute` runs a
+    run's pending ones; ``prepare`` completes each record before it is appended (a labelled
+    set gives it its true label)."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
     concurrency = workers if concurrency is None else concurrency
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    todo = pending(run, config, cases)
     finished: list[EpisodeRecord] = []
 
     def record(r: EpisodeRecord) -> None:
+        if prepare is not None:
+            r = prepare(r)
         run.append(r)
         finished.append(r)
         if on_record is not None:

@@ -273,10 +273,12 @@ def form_field(
     multiline: bool = False,
     inset: float = 16,
     context: dict[str, Any] | None = None,
+    on_submit: Handler | None = None,
 ) -> Node:
     """A labelled text field bound to ``values[name]``; the label stays when the hint is gone.
 
-    ``context`` goes into every ``text_typed`` event of the field (see ``Node.context``).
+    ``context`` goes into every ``text_typed`` event of the field (see ``Node.context``);
+    ``on_submit`` is what Enter in it does (a web form's implicit submission).
     """
     field = text_field(
         values.get(name, ""),
@@ -287,6 +289,7 @@ def form_field(
         sensitive=sensitive,
         rid=rid or name,  # as Chrome gives a web field its HTML id, and apps their ids
         multiline=multiline,
+        on_submit=on_submit,
     )
     field.context = dict(context or {})
     return column(text(label, size=14, fg=MUTED), field, gap=4, pad=(inset, 6, inset, 6))

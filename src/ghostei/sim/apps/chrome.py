@@ -321,6 +321,8 @@ class Chrome(App):
             # Typing into a web form is typing on that page: a phishing kit's script (and so
             # a real device's phishing server) sees it with the page's URL.
             context = {"url": page.url, "phishing": page.phishing}
+            done = page.url in self.submitted
+            send = None if done else partial(self._submit, page)
             for f in page.form:
                 kids.append(
                     form_field(
@@ -331,14 +333,12 @@ class Chrome(App):
                         sensitive=f.sensitive,
                         inset=20,
                         context=context,
+                        # Enter in a field submits its form, as a browser's implicit
+                        # submission does for a form with a submit button.
+                        on_submit=send,
                     )
                 )
-            done = page.url in self.submitted
-            submit = button(
-                "Submitted" if done else page.submit_label,
-                None if done else (lambda: self._submit(page)),
-                enabled=not done,
-            )
+            submit = button("Submitted" if done else page.submit_label, send, enabled=not done)
             submit.margin = (20, 12, 20, 24)
             kids.append(submit)
         return kids
