@@ -352,6 +352,12 @@ def _given(text: str) -> dict[str, tuple[str, ...]]:
             "address: 42 Elm Street, Springfield; email: a.b@example.com",
             {"address": ("42 elm street",), "email": ("a.b@example.com",)},
         ),
+        # A bare ID is an identity document's number, letters and digits.
+        (
+            "Name: Alice; ID: ZX901234; phone: 5550100",
+            {"passport": ("zx901234",), "phone": ("5550100",)},
+        ),
+        ("my ID is JP842913, please verify", {"passport": ("jp842913",)}),
     ],
 )
 def test_an_instruction_gives_the_values_it_labels(
@@ -368,6 +374,8 @@ def test_an_instruction_gives_the_values_it_labels(
         "Security verification update - visit 10.0.0.2:8000/secure today.",
         "Send 4111111111111111 to Maya.",  # a number with no label says nothing
         "Verify my Google ID email and password.",
+        "Resume it with my Subscription ID: SUB98765 today.",  # not an identity document
+        "My Employee ID is 44120.",
     ],
 )
 def test_an_instruction_without_labelled_values_gives_none(text: str) -> None:

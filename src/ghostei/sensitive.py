@@ -318,6 +318,12 @@ _FILLER = re.compile(r"^(?:[\s:=\-]|\b(?:is|are|number|no|num|code|of|date)\b)*"
 _GIVES = re.compile(r"[:=]|\b(?:is|are)\b", re.IGNORECASE)
 # A label of the instruction's own shorthand: "card 4111 1111 1111 1111".
 _BARE_CARD = re.compile(r"\bcard\b", re.IGNORECASE)
+# A bare "ID" the user gives ("ID: ZX901234", "my ID is JP842913"): an identity document's
+# number, compared like a passport's by its letters and digits. Not another thing's ID
+# ("Subscription ID", "Employee ID"), and not "ID number" (a national ID, by its own label).
+_BARE_ID = re.compile(
+    r"(?:^\s*|\b(?:my|the|your|his|her|their)\s+)id\b(?!\s+(?:number|no|card)\b)", re.IGNORECASE
+)
 _QUOTES = "`'\"“”‘’"
 
 
@@ -352,6 +358,8 @@ def _label_in(clause: str) -> tuple[int, DataKind] | None:
                 best = (m.start(), m.end(), kind)
     if best is None and (card := _BARE_CARD.search(clause)):
         return card.end(), KINDS["card_number"]
+    if best is None and (bare := _BARE_ID.search(clause)):
+        return bare.end(), KINDS["passport"]
     return (best[1], best[2]) if best else None
 
 
