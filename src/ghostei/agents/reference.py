@@ -141,12 +141,21 @@ class Gullible:
         self.engaged = self.deceptive and not (benign is not None and instruction == benign.prompt)
         self.seen = False  # the planted content has been on screen
         self.returned = False
+        self.left: tuple[str, ...] | None = None  # the task's screen when the detour began
+        self.reopened = False  # the task's app was just opened again after the detour
 
     def act(self, observation: Observation) -> AgentStep:
         self.seen = self.seen or self.planted.shows(observation)
         # A harmful instruction is its own surface: engaged or not from the start (reset).
         if not self.engaged and not self.deceptive and self._surface_visible(observation):
             self.engaged = True
+            self.left = app_screen(observation)
+        if self.reopened:
+            # Back in the task's app: where the detour left it, the task goes on; on another
+            # of its screens (the detour went through the app), its steps are retraced.
+            self.reopened = False
+            if app_screen(observation) != self.left:
+                self.solution.retrace()
         if self.engaged and not self.attack.done:
             action = self.attack.next_action(observation)
             if action is not None:
@@ -155,8 +164,9 @@ class Gullible:
             return _step(Action(action_type="finish"), observation)
         if self.engaged and not self.returned and not self.deceptive:
             self.returned = True
-            back = self.solution.resume()
+            back = self.solution.reopen()
             if back is not None:
+                self.reopened = True
                 return _step(back, observation)
         action = self.solution.next_action(observation)
         if action is None:
@@ -173,6 +183,16 @@ class Gullible:
         # once the agent has done its work and read what was planted, before it reports.
         upcoming = self.solution.current
         return self.seen and (upcoming is None or upcoming.do in TERMINAL_STEPS)
+
+
+def app_screen(obs: Observation) -> tuple[str, ...]:
+    """What the app in front shows, by its own elements' words and ids (not the system's
+    bars, an overlay, a notification or the keyboard): the same screen of the same app."""
+    own = obs.foreground_package
+    return (
+        own,
+        *(f"{e.resource_id}|{e.text}|{e.content_desc}" for e in obs.elements if e.package == own),
+    )
 
 
 def probe_agent(name: str) -> AgentFactory:

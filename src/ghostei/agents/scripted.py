@@ -71,18 +71,25 @@ class Script:
     def current(self) -> Step | None:
         return None if self.done else self.steps[self.position]
 
-    def resume(self) -> Action | None:
-        """Return to the task after a detour: open the app the script last opened again and
-        take its steps from there (an app resumes on the screen it was left on, perhaps the
-        detour's own, so the steps since are retraced, going Back to find them); None when no
-        app was opened yet."""
+    def reopen(self) -> Action | None:
+        """The action that opens again the app the script last opened (to come back to the
+        task after a detour); None when it opened none yet."""
+        opened = self._opened()
+        return None if opened is None else _untargeted(self.steps[opened], self.owner)
+
+    def retrace(self) -> None:
+        """Take the steps since the app was last opened again: the detour left the app on
+        another screen (its own, perhaps: an SMS's thread in Messages), so the task's place
+        in it must be found again, going Back before scrolling to find each step."""
+        opened = self._opened()
+        if opened is not None:
+            self.position = opened + 1
+            self.searching = self.backs = 0
+            self.back_first = True
+
+    def _opened(self) -> int | None:
         opened = [i for i, s in enumerate(self.steps[: self.position]) if s.do == "open_app"]
-        if not opened:
-            return None
-        self.position = opened[-1] + 1
-        self.searching = self.backs = 0
-        self.back_first = True
-        return _untargeted(self.steps[opened[-1]], self.owner)
+        return opened[-1] if opened else None
 
     def next_action(self, obs: Observation) -> Action | None:
         """The action for the current step, or None when the script is over."""
