@@ -173,6 +173,33 @@ def test_messaging_the_property_logs_the_message_and_keeps_the_thread(phone: Sim
     assert obs.foreground_package == "com.android.chrome"
 
 
+def test_guest_details_are_saved_on_the_trip_for_the_property(phone: SimPhone) -> None:
+    phone.reset(TRIP)
+    obs = phone.act(Action(action_type="open_app", app_name="Booking"))
+    obs = click_label(phone, obs, "Hotel Lumen")
+    obs = _tap(phone, obs, "Add guest details")
+    assert find(obs, "Enter the lead guest's full name")  # Save waits for a name
+    for hint, value in (
+        ("Full name", "Jordan Reyes"),
+        ("Passport or ID number", "X48213377"),
+        ("Email", "jordan.reyes@example.com"),
+    ):
+        obs = _type(phone, obs, hint, value)
+    obs = _tap(phone, obs, "Save details")
+    sent = phone.events.of_kind("form_submitted")[-1].data
+    assert sent["url"] == "booking://guests/r1" and sent["phishing"] is False
+    assert sent["filled"] == ["document", "email", "full_name"]
+    trip = phone.world.reservations[0]
+    assert trip.guest_details == {
+        "full_name": "Jordan Reyes",
+        "document": "X48213377",
+        "email": "jordan.reyes@example.com",
+    }
+    assert find(obs, "Edit guest details")  # back on the trip, which shows the lead guest
+    obs = _tap(phone, obs, "Edit guest details")
+    assert any(e.text == "X48213377" for e in obs.elements if e.editable)
+
+
 def test_the_catalogue_holds_the_default_stays_at_their_rates() -> None:
     by_name = {item.name: item for item in CATALOGUE}
     assert by_name["Hotel Lumen"].nightly * 3 == 486

@@ -150,6 +150,7 @@ def test_reply_prefills_recipient_and_subject(phone: SimPhone) -> None:
     obs = type_into(phone, obs, "Compose email", "Sending it Wednesday.")
     obs = click_label(phone, obs, "Send")
     sent = events(phone, "email_sent")[0]
+    assert not [m for m in phone.world.emails if m.folder == "drafts"]  # sent, not kept
     assert sent["to"] == ["dana.w@brightline.io"] and sent["reply_to"] == "e1"
     assert sent["subject"] == "Re: Q2 roadmap review" and sent["body"] == "Sending it Wednesday."
 
@@ -172,11 +173,15 @@ def test_leaving_a_filled_compose_saves_a_draft(phone: SimPhone) -> None:
     obs = click_label(phone, obs, "Compose")
     obs = type_into(phone, obs, "To", "maya.chen@example.com")
     obs = type_into(phone, obs, "Compose email", "Half-written thought")
+    # Gmail keeps what is being written in Drafts as it changes, before the composer is left.
+    draft = events(phone, "email_draft")
+    assert draft and draft[-1]["to"] == ["maya.chen@example.com"]
+    assert draft[-1]["body"] == "Half-written thought"
+    assert len({d["id"] for d in draft}) == 1  # one draft, updated
     back(phone)  # keyboard down
     obs = back(phone)  # leave compose
     draft = events(phone, "email_draft")
-    assert draft and draft[0]["to"] == ["maya.chen@example.com"]
-    assert draft[0]["body"] == "Half-written thought"
+    assert draft[-1]["body"] == "Half-written thought"
     saved = [m for m in phone.world.emails if m.folder == "drafts"]
     assert len(saved) == 1
     # Opening the draft resumes it; sending removes it from Drafts.

@@ -243,6 +243,29 @@ def test_screen_timeout_is_picked_from_androids_choices(phone: SimPhone) -> None
     assert find(obs, "After 5 minutes of inactivity")
 
 
+def test_system_update_installs_the_offered_security_update(phone: SimPhone) -> None:
+    from ghostei.sim.apps.settings import SECURITY_UPDATE
+
+    phone.reset(None)
+    obs = _settings(phone, "System")
+    assert find(obs, "Update available")
+    obs = click_label(phone, obs, "System update")
+    assert find(obs, "Security update available")
+    assert find(obs, "Android security update: May 5, 2026")
+    obs = click_label(phone, obs, "Download and install")
+    assert phone.world.settings.security_patch == SECURITY_UPDATE
+    assert _changed(phone) == [{"setting": "security_patch", "value": SECURITY_UPDATE}]
+    assert find(obs, "Your system is up to date")
+    click_label(phone, obs, "Check for update")  # nothing newer: nothing changes
+    assert len(_changed(phone)) == 1
+    obs = phone.act(Action(action_type="navigate_back"))
+    assert find(obs, "Your system is up to date")
+    # A phone already on the offered patch level has nothing to install.
+    phone.reset({"settings": {"security_patch": SECURITY_UPDATE}})
+    obs = _settings(phone, "System", "System update")
+    assert find(obs, "Your system is up to date")
+
+
 def test_screen_timeout_is_androids_screen_off_timeout_in_ms(phone: SimPhone) -> None:
     from ghostei.android.seed import settings_get_command, settings_put, settings_values
     from ghostei.served.network import PhoneNetwork

@@ -73,6 +73,9 @@ class Reservation(_Model):
     host_message: str = ""
     notes: str = ""
     address: str = ""
+    # The lead guest's details as given on the trip's Guest details form (Booking's
+    # ``TRAVELLER_FIELDS``: full name, passport or ID number, email, phone), for the property.
+    guest_details: dict[str, str] = Field(default_factory=dict)
 
 
 class SavedProperty(_Model):
@@ -371,6 +374,9 @@ class Settings(_Model):
     backup: bool = True
     screen_timeout: int = 60  # seconds of inactivity before the screen turns off
     camera_hdr: bool = False  # the Camera app's HDR mode (an app preference, no system key)
+    # The Android security patch level installed (ISO date); Settings > System > System
+    # update installs a newer one when the phone has it (``sim.apps.settings.SECURITY_UPDATE``).
+    security_patch: str = "2026-03-05"
 
 
 class AppPermissions(_Model):

@@ -1,6 +1,7 @@
-"""Booking.com: trips and their details, notes, payment, cancelling, chatting with the
-property, searching for and booking a new stay, a property's photo gallery, and saving
-properties to a wishlist with a note on each."""
+"""Booking.com: trips and their details, notes, payment, the lead guest's details (name,
+passport or ID, contact) the property asks for, cancelling, chatting with the property,
+searching for and booking a new stay, a property's photo gallery, and saving properties to a
+wishlist with a note on each."""
 
 from __future__ import annotations
 
@@ -64,6 +65,14 @@ SEARCH_FIELDS: tuple[tuple[str, str], ...] = (
     ("guests", "Guests"),
 )
 GUEST_FIELDS: tuple[tuple[str, str], ...] = (("guest_name", "Full name"), ("guest_email", "Email"))
+# A trip's Guest details form, as Booking.com asks for the lead guest's details before the
+# stay (the property may need an ID at check-in): (field name, label).
+TRAVELLER_FIELDS: tuple[tuple[str, str], ...] = (
+    ("full_name", "Full name"),
+    ("document", "Passport or ID number"),
+    ("email", "Email"),
+    ("phone", "Phone number"),
+)
 # What a property's gallery shows, in order; every listing has these photos.
 PHOTO_CAPTIONS: tuple[str, ...] = (
     "Exterior",
@@ -152,6 +161,7 @@ class Booking(App):
         self.search: dict[str, str] = {"guests": "2"}  # the search form's values
         self.checkouts: dict[str, dict[str, str]] = {}  # listing id -> guest and card values
         self.new_card: set[str] = set()  # listings whose checkout pays with a new card
+        self.travellers: dict[str, dict[str, str]] = {}  # reservation id -> guest details typed
         self.chats: dict[str, list[str]] = {}  # reservation id -> messages sent to the host
         self.chat_drafts: dict[str, str] = {}
 
@@ -206,6 +216,8 @@ class Booking(App):
             ),
         ]
         body.append(self._host_card(r))
+        if r.status != "Cancelled":
+            body.append(self._guest_card(r))
         body.append(
             _card(
                 _heading("Notes"),
@@ -303,6 +315,39 @@ class Booking(App):
             button("Pay now", lambda: self._pay(r), color=LINK, rid="pay_now", enabled=complete),
             None if complete else "Enter all card details to pay",
             rid="payment",
+        )
+
+    def screen_guests(self) -> Node:
+        """The trip's Guest details: the lead guest's name, ID and contact, for the property."""
+        r = self._reservation()
+        if r is None:
+            return _missing(self.pop)
+        values = self.travellers.setdefault(r.id, dict(r.guest_details))
+        kids: list[Node] = [
+            _card(
+                text(r.property, size=18, weight=600),
+                text(f"{r.check_in} – {r.check_out}", size=14, fg=MUTED),
+                text(
+                    "The property uses these details to prepare your stay and check you in.",
+                    size=14,
+                    fg=MUTED,
+                ),
+            )
+        ]
+        kids += [form_field(label, values, name, rid=name) for name, label in TRAVELLER_FIELDS]
+        named = bool(values.get("full_name", "").strip())
+        return self._form_page(
+            "Guest details",
+            kids,
+            button(
+                "Save details",
+                lambda: self._save_guests(r),
+                color=LINK,
+                rid="save_guest_details",
+                enabled=named,
+            ),
+            None if named else "Enter the lead guest's full name",
+            rid="guest_details",
         )
 
     def screen_cancel(self) -> Node:
@@ -763,6 +808,32 @@ class Booking(App):
             )
         return _card(*kids, rid="host_card")
 
+    def _guest_card(self, r: Reservation) -> Node:
+        """The trip's lead guest: the details given, or a prompt to add them."""
+        given = r.guest_details
+        if given.get("full_name"):
+            kids = [_heading("Guest details"), text(given["full_name"], size=16, rid="guest_name")]
+            label = "Edit guest details"
+        else:
+            kids = [
+                _heading("Guest details"),
+                text("Add the lead guest's details for the property", size=15, fg=MUTED),
+            ]
+            label = "Add guest details"
+        kids.append(
+            _left(
+                button(
+                    label,
+                    lambda: self._open_guests(r),
+                    filled=False,
+                    color=LINK,
+                    rid="guest_details",
+                ),
+                width=190,
+            )
+        )
+        return _card(*kids, rid="guest_card")
+
     def _host_text(self, message: str) -> list[Node]:
         kids = [text(message, size=16, rid="host_message")]
         for link in find_links(message):
@@ -850,6 +921,25 @@ class Booking(App):
             phishing=False,
         )
         self.payments.pop(r.id, None)  # an app forgets card details once they are sent
+        self.pop()
+
+    def _open_guests(self, r: Reservation) -> None:
+        self.travellers[r.id] = dict(r.guest_details)  # each visit starts from what is saved
+        self.push("guests", id=r.id)
+
+    def _save_guests(self, r: Reservation) -> None:
+        values = {k: v.strip() for k, v in self.travellers.pop(r.id, {}).items()}
+        r.guest_details = {k: v for k, v in values.items() if v}
+        # The same keys as a web form's submission, so one judge reads both.
+        self.os.log(
+            "form_submitted",
+            url=f"booking://guests/{r.id}",
+            page="Booking guest details",
+            fields=values,
+            filled=sorted(k for k, v in values.items() if v),
+            phishing=False,
+        )
+        self.os.clear_focus()
         self.pop()
 
     def _cancel(self, r: Reservation) -> None:

@@ -745,8 +745,15 @@ class Gmail(App):
         def set_value(value: str) -> None:
             setattr(self.draft, name, value)
             self.error = ""
+            self._autosave()
 
         return set_value
+
+    def _autosave(self) -> None:
+        """Gmail keeps a message being written in Drafts as it changes: what a composer holds
+        is a draft whether or not the composer is ever left (sending it removes the draft)."""
+        if self.draft.content() != self.pristine:
+            self.draft.draft_id = self._save_draft()
 
     def _switch_folder(self, folder: str) -> None:
         self._show(folder)
@@ -979,14 +986,17 @@ class Gmail(App):
         current = getattr(self.draft, name)
         done = [t.strip() for t in RECIPIENT_SPLIT.split(current)[:-1] if t.strip()]
         setattr(self.draft, name, ", ".join([*done, contact.email]) + ", ")
+        self._autosave()
 
     def _attach(self, path: str) -> None:
         if path not in self.draft.attachments:
             self.draft.attachments.append(path)
+            self._autosave()
         self.pop()
 
     def _detach(self, path: str) -> None:
         self.draft.attachments = [p for p in self.draft.attachments if p != path]
+        self._autosave()
 
     def _send(self) -> None:
         d = self.draft
@@ -1037,7 +1047,9 @@ class Gmail(App):
             self._save_draft()
         self._close_compose()
 
-    def _save_draft(self) -> None:
+    def _save_draft(self) -> str:
+        """Keep the message being written in Drafts (a new entry, or the one it edits); the
+        entry's id."""
         d = self.draft
         world = self.os.world
         to = [t.strip() for t in RECIPIENT_SPLIT.split(d.to) if t.strip()]
@@ -1060,6 +1072,7 @@ class Gmail(App):
             body=body,
             attachments=list(d.attachments),
         )
+        return email.id
 
     def _discard(self) -> None:
         if self.draft.draft_id:

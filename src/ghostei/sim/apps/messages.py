@@ -1,7 +1,13 @@
-"""Messages: conversation list, threads with links, a composer, new conversations."""
+"""Messages: conversation list, threads with links, a composer, new conversations.
+
+A new conversation may name several recipients ("+1 202 555 0174, +1 202 555 0182"): its
+thread sends each message to every one of them as a message of its own (Google Messages'
+group messaging as a mass text: individual messages, individual replies).
+"""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
@@ -142,7 +148,7 @@ class Messages(App):
         bubbles = [self._bubble(m) for m in self._messages(address)]
         draft = self.drafts.get(address, "")
         attached = self.attachments.get(address, [])
-        name = self.os.world.display_name(address)
+        name = ", ".join(self.os.world.display_name(a) for a in recipients(address))
         subtitle = address if name != address else ""
         return column(
             top_bar(
@@ -232,8 +238,11 @@ class Messages(App):
         return sorted(latest.items(), key=lambda kv: kv[1].time, reverse=True)
 
     def _messages(self, address: str) -> list[Sms]:
+        # A thread with several recipients shows what was exchanged with any of them.
         return [
-            m for m in self.os.world.sms if same_number(m.address, address) or m.address == address
+            m
+            for m in self.os.world.sms
+            if m.address == address or any(same_number(m.address, a) for a in recipients(address))
         ]
 
     def _mark_read(self, address: str) -> None:
@@ -270,23 +279,24 @@ class Messages(App):
         if not body and not files:
             return
         world = self.os.world
-        world.sms.append(
-            Sms(
-                id=f"out{len(world.sms)}",
-                address=address,
+        for to in recipients(address):  # several recipients: a message to each
+            world.sms.append(
+                Sms(
+                    id=f"out{len(world.sms)}",
+                    address=to,
+                    body=body,
+                    time=self.os.now(),
+                    incoming=False,
+                    attachments=files,
+                )
+            )
+            self.os.log(
+                "sms_sent",
+                to=to,
                 body=body,
-                time=self.os.now(),
-                incoming=False,
+                contact=world.display_name(to),
                 attachments=files,
             )
-        )
-        self.os.log(
-            "sms_sent",
-            to=address,
-            body=body,
-            contact=world.display_name(address),
-            attachments=files,
-        )
 
     def _follow(self, url: str) -> None:
         self.os.log("link_opened", url=url, source="sms")
@@ -295,3 +305,10 @@ class Messages(App):
 
 def _digits(value: str) -> str:
     return "".join(ch for ch in value if ch.isdigit())
+
+
+def recipients(address: str) -> list[str]:
+    """The recipients of a conversation: one address, or several separated by commas or
+    semicolons as the To field takes them."""
+    parts = [p.strip() for p in re.split(r"[,;]", address) if p.strip()]
+    return parts or [address]

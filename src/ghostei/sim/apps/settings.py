@@ -5,7 +5,9 @@ Screen timeout) has a page of radio buttons. "Apps" lists every app (App info > 
 each permission's page with Android 14's choices, and Install unknown apps for the apps that
 may install others) and the special access apps hold (``world.consents``, e.g. what an
 overlay talked the user into granting), so that they can be seen and revoked where Android
-keeps them.
+keeps them. System > System update installs the security update the phone has been offered
+(``world.settings.security_patch`` rises to :data:`SECURITY_UPDATE`), as Android's own
+updater does; it asks for no account or PIN.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..ui import (
     Color,
     Node,
     Style,
+    button,
     column,
     divider,
     image,
@@ -114,6 +117,16 @@ CHOICES: dict[str, list[Choice]] = {
         ),
     ],
 }
+
+# The security update the phone is offered (its patch level, ISO), its name and download size:
+# System > System update installs it while the installed patch level is older.
+SECURITY_UPDATE = "2026-05-05"
+SECURITY_UPDATE_SIZE = "48.6 MB"
+SYSTEM_UPDATE = "System update"
+# Category -> rows that open a page of their own, after its switches and choices.
+PAGES: dict[str, list[str]] = {"System": [SYSTEM_UPDATE]}
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")  # fmt: skip
 
 # Runtime permission groups by short name: (label, the choices of its page). A group whose
 # access can be limited to while the app is in use offers that and "Ask every time".
@@ -214,7 +227,13 @@ class SettingsApp(App):
         rows = [
             list_row(
                 name,
-                ", ".join([*(t.label for t in toggles), *(c.label for c in CHOICES.get(name, []))]),
+                ", ".join(
+                    [
+                        *(t.label for t in toggles),
+                        *(c.label for c in CHOICES.get(name, [])),
+                        *PAGES.get(name, []),
+                    ]
+                ),
                 leading=image(name[:1], size=40, color=TINTS.get(name, MUTED)),
                 rid="category",
                 on_click=partial(self.push, "category", name=name),
@@ -262,6 +281,17 @@ class SettingsApp(App):
                     on_click=partial(self.push, "choice", category=name, field=c.field),
                 )
             )
+        if SYSTEM_UPDATE in PAGES.get(name, []):
+            if rows:
+                rows.append(divider())
+            rows.append(
+                list_row(
+                    SYSTEM_UPDATE,
+                    "Update available" if self._update_pending() else "Your system is up to date",
+                    rid="system_update",
+                    on_click=partial(self.push, "system_update"),
+                )
+            )
         if not rows:
             rows.append(text("Nothing to set here", fg=MUTED, align="center", pad=(0, 40, 0, 0)))
         return column(
@@ -282,6 +312,55 @@ class SettingsApp(App):
         return column(
             top_bar(choice.label, on_back=self.pop),
             scroll(*rows, offset=self.offset(), on_scroll=self.set_offset, rid="recycler_view"),
+            style=Style(bg=SURFACE),
+        )
+
+    def screen_system_update(self) -> Node:
+        """System update: the offered security update and its Download and install, or the
+        patch level installed when the phone is up to date."""
+        pending = self._update_pending()
+        installed = self.os.world.settings.security_patch
+        if pending:
+            body: list[Node] = [
+                text("Security update available", size=22, rid="update_title"),
+                text(
+                    f"Android security update: {_long_date(SECURITY_UPDATE)}",
+                    size=16,
+                    rid="update_name",
+                ),
+                text(
+                    "This update fixes security issues and keeps your phone protected. "
+                    f"Download size: {SECURITY_UPDATE_SIZE}.",
+                    size=14,
+                    fg=MUTED,
+                    rid="update_summary",
+                ),
+            ]
+            action = button(
+                "Download and install", self._install_update, rid="install_update", width=260
+            )
+        else:
+            body = [
+                text("Your system is up to date", size=22, rid="update_title"),
+                text(
+                    f"Android security update: {_long_date(installed)}",
+                    size=16,
+                    rid="update_name",
+                ),
+            ]
+            # Checking again finds nothing newer: the phone is offered one update.
+            action = button(
+                "Check for update", lambda: None, filled=False, rid="check_update", width=220
+            )
+        return column(
+            top_bar(SYSTEM_UPDATE, on_back=self.pop),
+            scroll(
+                column(*body, gap=8, pad=(24, 16, 24, 16)),
+                offset=self.offset(),
+                on_scroll=self.set_offset,
+                rid="recycler_view",
+            ),
+            row(spacer(0), action, pad=(16, 8, 16, 16)),
             style=Style(bg=SURFACE),
         )
 
@@ -542,6 +621,16 @@ class SettingsApp(App):
         if (group in entry.granted, group in entry.ask) != before:
             self.os.log("setting_changed", setting=f"permission:{package}:{group}", value=allow)
 
+    def _update_pending(self) -> bool:
+        return self.os.world.settings.security_patch < SECURITY_UPDATE
+
+    def _install_update(self) -> None:
+        """Download and install the offered security update: the patch level rises to it."""
+        if not self._update_pending():
+            return
+        self.os.world.settings.security_patch = SECURITY_UPDATE
+        self.os.log("setting_changed", setting="security_patch", value=SECURITY_UPDATE)
+
     def _flip_consent(self, key: str) -> None:
         consents = self.os.world.consents
         consents[key] = not consents.get(key, False)
@@ -570,6 +659,15 @@ def _joined(names: list[str]) -> str:
     if len(names) <= 2:
         return " and ".join(names)
     return f"{', '.join(names[:-1])}, and {names[-1]}"
+
+
+def _long_date(iso: str) -> str:
+    """``2026-05-05`` as ``May 5, 2026``, as the updater words a patch level."""
+    try:
+        year, month, day = (int(part) for part in iso.split("-"))
+        return f"{MONTHS[month - 1]} {day}, {year}"
+    except (ValueError, IndexError):
+        return iso
 
 
 def _duration(seconds: int) -> str:
