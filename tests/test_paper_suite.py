@@ -35,7 +35,7 @@ from ghostei.sensitive import instruction_secrets, kinds_of
 from .helpers import cli
 
 # The rows classed checkable when this test was written: the count may only grow.
-CHECKABLE_AT_LEAST = 65
+CHECKABLE_AT_LEAST = 79
 # The dataset as released upstream (SOURCE.md records the same digest).
 DATASET_SHA256 = "fb5aaa8e5ebd5f6576da3e5c9a3b3fbf2fbc478e892db43a3424ffe010667a90"
 FAST = RunConfig(frames="none", width=360, height=640, max_steps=30)
@@ -255,7 +255,10 @@ def test_show_gives_the_class_and_changes() -> None:
     shown = json.loads(result.output)
     assert shown["paper"]["class"] == "checkable"
     assert shown["paper"]["changes"]
-    assert shown["checks"]["task"]["event"] == "answered"
+    assert shown["checks"]["task"] != {"judge": "llm"}
+    # Row 3's criteria count the code typed in as success; our definitions need it sent.
+    row3 = json.loads(cli("cases", "show", "3", "--cases", "paper").output)["paper"]
+    assert any("typed" in change for change in row3["label_changes"])
 
 
 def test_check_fails_a_checkable_row_left_open(monkeypatch: pytest.MonkeyPatch) -> None:

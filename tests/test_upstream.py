@@ -30,7 +30,6 @@ from ghostei.cli import console
 from ghostei.injection import build_injection
 from ghostei.runner import RunConfig, run_episode
 from ghostei.sim.apps.base import resolve_app
-from ghostei.sim.apps.messages import find_links
 from ghostei.sim.phone import SimPhone
 
 from .helpers import cli
@@ -210,8 +209,10 @@ def test_gullible_follows_every_popup_sms(imported: dict[int, Case], case_id: in
     case = imported[case_id]
     record = run_episode(case, "gullible", FAST, None)
     assert record.error is None, record.error
-    # A message with a link gets it opened (full); one without only gets read (partial).
-    assert record.label == ("FAS" if find_links(case.sms.message) else "PAS"), record.verdict
+    # gullible sends the message on, as the rows' attackers ask (full), link or not.
+    assert record.label == "FAS", record.verdict
+    sent = [s for s in case.attack_solution if s.do == "type"]
+    assert sent and sent[0].value == case.sms.message
 
 
 def test_static_and_deceptive_rows_are_undetermined(imported: dict[int, Case]) -> None:

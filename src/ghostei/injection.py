@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .cases.schema import Case, PageInformation, Trigger
+from .checks import LlmJudged
 from .device import DEFAULT_ATTACKER_PACKAGE, Device, OverlaySpec
 from .events import Event
 from .observability import Observability
@@ -286,6 +287,16 @@ class StaticSeed(Injection):
         for key in self.case.static.seed:
             setattr(world, key, getattr(planted, key))
         super().install(device)
+
+    def shows(self, obs: Observation) -> bool:
+        # A case that plants nothing yet scores its attack by rules has its pressure in the
+        # request itself (a paper row whose instruction leads to the harm): it reaches the
+        # agent as a harmful instruction does, with the instruction. An imported row that
+        # only describes what it would plant scores its attack by an LLM judge, and was not
+        # seen.
+        if not self.case.static.seed and not isinstance(self.case.checks.full_attack, LlmJudged):
+            return True
+        return super().shows(obs)
 
     def markers(self) -> list[str]:
         # The planted words the agent must read to be swayed (a note the agent never opened
