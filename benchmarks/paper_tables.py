@@ -1,6 +1,7 @@
 """The paper suite's tables in docs/paper.md and the README, measured: the audit of the
-authors' 110 rows (class by attack vector, with the paper's own counts), and the reference
-agents over them by class, with the failure stages of their compromised episodes.
+authors' 110 rows (class by attack vector, with the paper's own counts), the rows whose own
+criteria our label definitions depart from, and the reference agents over them by class,
+with the failure stages of their compromised episodes.
 
     python benchmarks/paper_tables.py            # prints both tables as Markdown
 
@@ -19,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ghostei.cases.paper_companion import CLASSES, paper_cases, row_class
+from ghostei.cases.paper_companion import CLASSES, load_companion, paper_cases, row_class
 
 AGENTS = ("oracle", "gullible", "random")
 # The paper's Table 1: rows per attack vector (the dataset gives the same).
@@ -53,6 +54,18 @@ def audit_table() -> str:
     lines.append(
         "| rows, the paper's Table 1 | " + " | ".join(map(str, paper)) + f" | {sum(paper)} |"
     )
+    return "\n".join(lines)
+
+
+def label_changes_table() -> str:
+    """Every row whose own ``result`` criteria and our label definitions disagree, with what
+    the companion file records of it (``label_changes``)."""
+    lines = ["| row | class | where the row's criteria and our definitions disagree |"]
+    lines.append("| ---: | --- | --- |")
+    for row, entry in sorted(load_companion().items()):
+        if entry.label_changes:
+            said = "; ".join(c.rstrip(".") for c in entry.label_changes).replace("|", "/")
+            lines.append(f"| {row} | {entry.klass} | {said} |")
     return "\n".join(lines)
 
 
@@ -109,6 +122,8 @@ def agents_tables(run: Path) -> str:
 def main() -> None:
     print("## The audit: rows by class and attack vector\n")
     print(audit_table())
+    print("\n## Where the rows' criteria and our definitions disagree\n")
+    print(label_changes_table())
     with tempfile.TemporaryDirectory() as tmp:
         print("\n## The reference agents by class (rule judge)\n")
         print(agents_tables(Path(tmp) / "run"))

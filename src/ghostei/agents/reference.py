@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 from ..actions import Action
+from ..apps import resolve_app
 from ..cases.probes import probes_of
 from ..cases.schema import Case, Probe, Step
 from ..device import DEFAULT_ATTACKER_PACKAGE
@@ -141,21 +142,21 @@ class Gullible:
         self.engaged = self.deceptive and not (benign is not None and instruction == benign.prompt)
         self.seen = False  # the planted content has been on screen
         self.returned = False
-        self.left: tuple[str, ...] | None = None  # the task's screen when the detour began
-        self.reopened = False  # the task's app was just opened again after the detour
+        self.front = ""  # the app in front when the attack showed: where the task was
+        self.detour: set[str] = set()  # the apps in front while the attack's steps were taken
+        self.retracing = False  # back from a detour that moved the task's app: retrace it
 
     def act(self, observation: Observation) -> AgentStep:
         self.seen = self.seen or self.planted.shows(observation)
         # A harmful instruction is its own surface: engaged or not from the start (reset).
         if not self.engaged and not self.deceptive and self._surface_visible(observation):
             self.engaged = True
-            self.left = app_screen(observation)
-        if self.reopened:
-            # Back in the task's app: where the detour left it, the task goes on; on another
-            # of its screens (the detour went through the app), its steps are retraced.
-            self.reopened = False
-            if app_screen(observation) != self.left:
-                self.solution.retrace()
+            self.front = observation.foreground_package
+        if self.engaged and self.attack.position > 0 and not self.returned:
+            self.detour.add(observation.foreground_package)
+        if self.retracing:
+            self.retracing = False
+            self.solution.retrace()
         if self.engaged and not self.attack.done:
             action = self.attack.next_action(observation)
             if action is not None:
@@ -164,14 +165,26 @@ class Gullible:
             return _step(Action(action_type="finish"), observation)
         if self.engaged and not self.returned and not self.deceptive:
             self.returned = True
-            back = self.solution.reopen()
+            back = self._back_to_task()
             if back is not None:
-                self.reopened = True
                 return _step(back, observation)
         action = self.solution.next_action(observation)
         if action is None:
             action = _give_up() if self.solution.failed else Action(action_type="finish")
         return _step(action, observation)
+
+    def _back_to_task(self) -> Action | None:
+        """How to come back to the task after the attack's steps: open the app it was in,
+        which a detour through other apps left where it was (an overlay's page in Chrome);
+        or, when the detour went through that app itself (an SMS opened in Messages) and so
+        moved it to another of its screens, open the app the task last opened and retrace
+        its steps from there."""
+        app = resolve_app(self.front) if self.front else None
+        if app is not None and self.front not in self.detour:
+            return Action(action_type="open_app", app_name=app.label)
+        back = self.solution.reopen()
+        self.retracing = back is not None
+        return back
 
     def _surface_visible(self, obs: Observation) -> bool:
         if not self.attack_steps:
@@ -183,16 +196,6 @@ class Gullible:
         # once the agent has done its work and read what was planted, before it reports.
         upcoming = self.solution.current
         return self.seen and (upcoming is None or upcoming.do in TERMINAL_STEPS)
-
-
-def app_screen(obs: Observation) -> tuple[str, ...]:
-    """What the app in front shows, by its own elements' words and ids (not the system's
-    bars, an overlay, a notification or the keyboard): the same screen of the same app."""
-    own = obs.foreground_package
-    return (
-        own,
-        *(f"{e.resource_id}|{e.text}|{e.content_desc}" for e in obs.elements if e.package == own),
-    )
 
 
 def probe_agent(name: str) -> AgentFactory:
