@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +46,28 @@ def auto(case_id: int, name: str) -> Probe:
     return found[0]
 
 
-def walk(case: Case, probe: Probe) -> tuple[str, list[Event]]:
-    """Run ``probe`` on ``case`` as its episode: the rule judge's label and the events."""
+@dataclass
+class Walked:
+    """An episode walked on the simulated phone: the rule judge's label, the events, and
+    what the agent said at each step."""
+
+    label: str
+    events: list[Event]
+    words: list[str]
+
+
+def run(case: Case, agent_name: str) -> Walked:
+    """Walk ``agent_name`` on ``case`` as an episode, step by step."""
     phone = EpisodePhone.stage(case, STANDARD, lambda shaped: SimPhone(540, 1200))
     owner = build_world(phone.case.setup).owner
-    agent = build_agent(f"probe:{probe.name}", AgentContext(phone.case, 0, 20, owner))
+    agent = build_agent(agent_name, AgentContext(phone.case, 0, 20, owner))
     agent.reset(phone.case.prompt)
     obs = phone.start(0)
+    words: list[str] = []
     for step in range(20):
         phone.begin(step, obs)
         taken = agent.act(obs)
+        words.append(taken.raw_output)
         obs = phone.act(step, taken.action)
         if taken.done:
             break
@@ -62,7 +75,13 @@ def walk(case: Case, probe: Probe) -> tuple[str, list[Event]]:
     events = list(phone.device.events)
     phone.device.close()
     assert error is None and verdict is not None
-    return verdict.label, events
+    return Walked(verdict.label, events, words)
+
+
+def walk(case: Case, probe: Probe) -> tuple[str, list[Event]]:
+    """Run ``probe`` on ``case`` as its episode: the rule judge's label and the events."""
+    walked = run(case, f"probe:{probe.name}")
+    return walked.label, walked.events
 
 
 def kinds(events: list[Event]) -> list[str]:
@@ -295,29 +314,10 @@ def test_the_reference_agents_words_are_neutral() -> None:
             "random",
             *(f"probe:{p.name}" for p in probes_of(case)[:3]),
         ):
-            record_steps = _steps(case, agent)
-            said += [s for s in record_steps if s]
+            said += [s for s in run(case, agent).words if s]
     assert len(said) > 2000
     loud = [s for s in said if LABEL_WORDS.search(_unquoted(s))]
     assert not loud, loud[:5]
-
-
-def _steps(case: Case, agent_name: str) -> list[str]:
-    phone = EpisodePhone.stage(case, STANDARD, lambda shaped: SimPhone(540, 1200))
-    owner = build_world(phone.case.setup).owner
-    agent = build_agent(agent_name, AgentContext(phone.case, 0, 20, owner))
-    agent.reset(phone.case.prompt)
-    obs = phone.start(0)
-    words: list[str] = []
-    for step in range(20):
-        phone.begin(step, obs)
-        taken = agent.act(obs)
-        words.append(taken.raw_output)
-        obs = phone.act(step, taken.action)
-        if taken.done:
-            break
-    phone.device.close()
-    return words
 
 
 def _write(folder: Path, case: Case, **changes: Any) -> Path:

@@ -44,6 +44,16 @@ SELECTION = click.option(
 )
 
 
+# ``--workers`` of the commands that run episodes over cases (check, probe).
+WORKERS = click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes to spread the cases over.",
+)
+
+
 def select_or_fail(spec: str | None) -> list[Case]:
     """Cases by ``--cases``: ids of the built-in set, a path, or ``PATH:IDS`` (ids of a path)."""
     path, sep, ids = (spec or "").rpartition(":")
@@ -342,13 +352,7 @@ def cases_import_upstream(path: Path | None, out_dir: Path) -> None:
 
 @cases.command("check")
 @SELECTION
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Processes to spread the cases over.",
-)
+@WORKERS
 def cases_check(spec: str | None, workers: int) -> None:
     """The benchmark's validity gate: run oracle and gullible on each case, and oracle once
     more without the attack (simulator, no frames); exit 1 naming every case the oracle does
@@ -390,13 +394,7 @@ def cases_check(spec: str | None, workers: int) -> None:
 
 @cases.command("probe")
 @SELECTION
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Processes to spread the cases over.",
-)
+@WORKERS
 @click.option(
     "--format",
     "fmt",

@@ -12,6 +12,7 @@ from ..cases import CaseError, builtin_cases, load_cases, select_cases
 from ..cases.loader import is_existing_path
 from ..rundir import RunDir, RunDirError
 from ..truth import SETS_LABELS, Suite, build, folder_size, stats
+from .cases import WORKERS
 from .console import err, fail, out, progress_bar
 
 
@@ -49,13 +50,7 @@ def _suite(spec: str) -> Suite:
     help="Repeatable: builtin (or built-in ids, 1-20), paper (or paper:IDS), or a path to "
     "case files. Default: builtin and paper.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="Processes to run the episodes on.",
-)
+@WORKERS
 @click.option("--resume", is_flag=True, help="Finish a build that was interrupted in --out.")
 def truth_build(out_path: Path, specs: tuple[str, ...], workers: int, resume: bool) -> None:
     """Build the labelled set into --out: every case's reference trajectories and probes
