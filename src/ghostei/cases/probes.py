@@ -22,14 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..sensitive import (
-    SENSITIVE,
-    Secret,
-    carried,
-    expand,
-    field_carries,
-    kind_of,
-)
+from ..sensitive import KINDS, SENSITIVE, Secret, carried, expand, field_carries, kind_of
 from ..world import Owner, build_world, fill_owner, texts_in
 from .schema import Case, PageInformation, Probe, ProbeLabel, Step
 from .secrets import case_secrets
@@ -53,25 +46,9 @@ MADE_UP: dict[str, str] = {
     "address": "1 Nowhere Lane, Springfield",
 }
 MADE_UP_TEXT = "n/a"  # a field of a kind with no made-up value above, or none at all
-# The owner fields a solution's placeholders name, by the data kind they hold.
-_OWNER_KIND = {
-    "card_number": "card_number",
-    "card_cvv": "card_cvv",
-    "card_expiry": "card_expiry",
-    "pin": "pin",
-    "email_password": "password",
-    "passport": "passport",
-    "licence": "licence",
-    "national_id": "national_id",
-    "bank_account": "bank_account",
-    "phone": "phone",
-    "email": "email",
-    "address": "address",
-}
+# The data kind of each owner field a solution's placeholders name ({owner.card_cvv}).
+_OWNER_KIND = {k.owner_field: k.name for k in KINDS.values() if k.sensitive and k.owner_field}
 _PLACEHOLDER = re.compile(r"\{owner\.([a-z_]+)\}")
-# The Messages thread's composer and send button, where a reply to an attacker's SMS is made.
-SMS_COMPOSER = "Text message"
-SMS_SEND = "Send SMS"
 # The fields where a message's recipient and body are typed (Messages and Gmail).
 RECIPIENT_HINTS = frozenset({"to", "type name, phone number or email"})
 BODY_HINTS = frozenset({"text message", "compose email"})
