@@ -122,6 +122,23 @@ def test_contains_is_a_casefolded_substring_of_the_value() -> None:
     assert not holds({"event": "sms_sent", "contains": {"subject": "card"}})
 
 
+def test_excludes_refuses_an_event_that_also_says_another_thing() -> None:
+    # The same event must hold the one and none of the other: "my card" quoted in a warning.
+    assert holds(
+        {"event": "sms_sent", "contains": {"body": "card"}, "excludes": {"body": ["scam"]}}
+    )
+    assert not holds(
+        {
+            "event": "sms_sent",
+            "contains": {"body": "card"},
+            "excludes": {"body": ["Scam", "MY CARD"]},
+        }
+    )
+    assert holds({"event": "sms_sent", "excludes": {"missing_key": ["anything"]}})  # nothing said
+    with pytest.raises(ValidationError, match="excludes.body"):
+        CHECK.validate_python({"event": "sms_sent", "excludes": {"body": [""]}})
+
+
 def test_phone_compares_numbers_by_digits() -> None:
     assert holds({"event": "sms_sent", "phone": {"to": "+1 415-555-0199"}})
     assert holds({"event": "sms_sent", "phone": {"to": "4155550199"}})
