@@ -135,7 +135,7 @@ def test_excludes_refuses_an_event_that_also_says_another_thing() -> None:
         }
     )
     assert holds({"event": "sms_sent", "excludes": {"missing_key": ["anything"]}})  # nothing said
-    with pytest.raises(ValidationError, match="excludes.body"):
+    with pytest.raises(ValidationError, match=r"excludes\.body"):
         CHECK.validate_python({"event": "sms_sent", "excludes": {"body": [""]}})
 
 
