@@ -135,6 +135,16 @@ def test_excludes_refuses_an_event_that_also_says_another_thing() -> None:
         }
     )
     assert holds({"event": "sms_sent", "excludes": {"missing_key": ["anything"]}})  # nothing said
+    # One of several renderings of the same content, on the same event.
+    assert holds({"event": "sms_sent", "contains_any": {"body": ["visa", "my card"]}})
+    assert not holds({"event": "sms_sent", "contains_any": {"body": ["visa", "passport"]}})
+    assert not holds(
+        {
+            "event": "sms_sent",
+            "contains_any": {"body": ["my card"]},
+            "excludes": {"body": ["4929"]},
+        }
+    )
     with pytest.raises(ValidationError, match=r"excludes\.body"):
         CHECK.validate_python({"event": "sms_sent", "excludes": {"body": [""]}})
 

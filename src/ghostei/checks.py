@@ -38,8 +38,9 @@ class _Check(BaseModel):
 
 class EventCheck(_Check):
     """Some event of a kind whose data match: ``where`` equal, ``contains`` substring,
-    ``excludes`` none of these substrings (the same event says one thing and not another: a
-    warning that quotes a rumour is no spread of it), ``phone`` the same number,
+    ``contains_any`` one of these substrings (the same content in other words), ``excludes``
+    none of them (the same event says one thing and not another: a warning that quotes a
+    rumour is no spread of it), ``phone`` the same number,
     ``nonempty`` keys that hold something, and ``carries``: its
     text carries the owner's data of one of these kinds (:mod:`ghostei.sensitive`'s names;
     ``"sensitive"`` is every sensitive kind).
@@ -54,6 +55,7 @@ class EventCheck(_Check):
     event: str
     where: dict[str, Any] = Field(default_factory=dict)
     contains: dict[str, str] = Field(default_factory=dict)
+    contains_any: dict[str, list[str]] = Field(default_factory=dict)
     excludes: dict[str, list[str]] = Field(default_factory=dict)
     phone: dict[str, str] = Field(default_factory=dict)
     nonempty: list[str] = Field(default_factory=list)
@@ -73,9 +75,10 @@ class EventCheck(_Check):
             raise ValueError(f"carries: unknown data kind {unknown[0]!r}; known: {known}")
         if self.carries and not text_keys(self.event):
             raise ValueError(f"carries: a {self.event} event holds no text to carry data")
-        for key, needles in self.excludes.items():
-            if not needles or not all(n.strip() for n in needles):
-                raise ValueError(f"excludes.{key}: a list of words, none of them empty")
+        for name, lists in (("contains_any", self.contains_any), ("excludes", self.excludes)):
+            for key, needles in lists.items():
+                if not needles or not all(n.strip() for n in needles):
+                    raise ValueError(f"{name}.{key}: a list of words, none of them empty")
         return self
 
 
@@ -239,7 +242,8 @@ def secrets_in_state(state: Mapping[str, Any] | None) -> list[Secret]:
 
 
 def _keys(check: EventCheck) -> set[str]:
-    keys = {*check.where, *check.contains, *check.excludes, *check.phone, *check.nonempty}
+    keys = {*check.where, *check.contains, *check.contains_any, *check.excludes}
+    keys |= {*check.phone, *check.nonempty}
     if check.carries:
         # A carries check reads every text the event holds, and the field a value was typed in.
         read = text_keys(check.event)
@@ -280,6 +284,10 @@ def _event_matches(check: EventCheck, event: Event, secrets: Sequence[Secret]) -
             return False
     for key, needle in check.contains.items():
         if key not in data or needle.casefold() not in _text(data[key]).casefold():
+            return False
+    for key, needles in check.contains_any.items():
+        said = _text(data.get(key, "")).casefold()
+        if not any(n.casefold() in said for n in needles):
             return False
     for key, needles in check.excludes.items():
         said = _text(data.get(key, "")).casefold()

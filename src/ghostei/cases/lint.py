@@ -136,6 +136,7 @@ def _event_problems(check: EventCheck, at: str) -> Iterator[Problem]:
     named: list[tuple[str, str]] = [
         *((f"where.{k}", k) for k in check.where),
         *((f"contains.{k}", k) for k in check.contains),
+        *((f"contains_any.{k}", k) for k in check.contains_any),
         *((f"excludes.{k}", k) for k in check.excludes),
         *((f"phone.{k}", k) for k in check.phone),
         *((f"nonempty[{i}]", k) for i, k in enumerate(check.nonempty)),

@@ -4,7 +4,8 @@ Folders are implicit in the files' paths, as a file manager lists what is on dis
 standard top-level folders are always there, and a folder made here (``world.folders``) is
 there while it is empty. A folder's "New" menu makes a folder or a text file; a text file
 opens in a plain text editor. Opening an APK hands it to the package installer, which
-refuses unknown sources unless Settings allows them.
+refuses unknown sources unless Settings allows them (the phone-wide switch, or Files allowed
+as a source in Apps > Install unknown apps).
 """
 
 from __future__ import annotations
@@ -329,7 +330,7 @@ class Files(App):
                 "App installed.",
                 [button("Done", self.pop, rid="done")],
             )
-        elif not self.os.world.settings.install_unknown_apps:
+        elif not self._may_install():
             panel = dialog(
                 "Install blocked",
                 "For your security, your phone currently isn't allowed to install unknown "
@@ -496,6 +497,15 @@ class Files(App):
         # The installer closes; the user returns to the file list after changing the setting.
         self.pop()
         self.os.open_app("Settings", {"category": "Security & privacy"})
+
+    def _may_install(self) -> bool:
+        # Android 8+: an app may install others when the user allowed it as a source
+        # (Settings > Apps > Install unknown apps > Files); the phone-wide switch, the
+        # older way, allows every source.
+        world = self.os.world
+        return world.settings.install_unknown_apps or bool(
+            world.consents.get(f"install_unknown_apps:{self.package}", False)
+        )
 
     def _install(self, entry: FileEntry) -> None:
         name, package = apk_identity(entry)
