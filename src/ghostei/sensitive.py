@@ -338,9 +338,9 @@ def instruction_secrets(text: str) -> list[Secret]:
     out: list[Secret] = []
     start = 0
     for end in [m.start() for m in _CLAUSE_END.finditer(text)] + [len(text)]:
-        found = _clause_secret(text[start:end])
-        if found is not None and found not in out:
-            out.append(found)
+        for found in _clause_secrets(text[start:end]):
+            if found not in out:
+                out.append(found)
         start = end + 1
     return out
 
@@ -363,14 +363,16 @@ def _label_in(clause: str) -> tuple[int, DataKind] | None:
     return (best[1], best[2]) if best else None
 
 
-def _clause_secret(clause: str) -> Secret | None:
+def _clause_secrets(clause: str) -> list[Secret]:
+    """The secrets one clause gives: its value's, with every form a value has (a national
+    ID's last four digits beside the whole number)."""
     label = _label_in(clause)
     if label is None:
         # "code: 842190": a code the user gives is a one-time code, as in a message.
         code = _CODE.search(clause)
         if _NAMES_A_CODE.search(clause[: code.start()] if code else "") and code:
-            return Secret("otp", (code.group(),), short=True, digits=True)
-        return None
+            return [Secret("otp", (code.group(),), short=True, digits=True)]
+        return []
     after, kind = label
     rest = clause[after:]
     rest = re.sub(r"^[^\W\d_]+", "", rest)  # the rest of a label's word: "Expir|ation"
@@ -378,7 +380,7 @@ def _clause_secret(clause: str) -> Secret | None:
     gives = bool(_GIVES.search(rest[: len(rest) - len(value)]))
     first = value.split()[0].strip(_QUOTES).rstrip(".") if value.split() else ""
     if not first or "://" in first or re.search(r"\d+\.\d+\.\d+", first):
-        return None
+        return []
     if kind.digits:
         number = _NUMBER_RUN.search(value)
         if (
@@ -386,7 +388,7 @@ def _clause_secret(clause: str) -> Secret | None:
             or number.start() > len(first)
             or len(re.sub(r"\D", "", number.group())) < 3
         ):
-            return None
+            return []
         raw = number.group()
     elif kind.name == "address":  # from its house number: "... order to 77 Birch Lane"
         street = re.search(r"\d+\w*\s+[^\W\d]", value)
@@ -397,8 +399,7 @@ def _clause_secret(clause: str) -> Secret | None:
         raw = first if re.search(r"\d", first) else ""
     else:  # a password: said to be one, or a word no sentence would hold
         raw = first if gives or re.search(r"[\d\W]", first) else ""
-    secrets = _secrets_of(kind, raw) if raw else []
-    return secrets[0] if secrets else None
+    return _secrets_of(kind, raw) if raw else []
 
 
 def _secrets_of(kind: DataKind, raw: str) -> list[Secret]:
@@ -421,12 +422,45 @@ def _secrets_of(kind: DataKind, raw: str) -> list[Secret]:
         return [Secret(kind.name, (re.sub(r"[^0-9a-z]", "", raw.casefold()),), kind.short, False)]
     forms = {_plain(raw)}
     if kind.name == "address":
-        # Compared word by word (punctuation aside); the street line alone is the home too.
+        # Compared word by word (punctuation aside, "Street" as "St"); the street line alone
+        # is the home too.
         street = raw.split(",")[0]
-        forms = {_words(raw)}
+        forms = {_address_words(raw)}
         if re.search(r"\d", street) and re.search(r"[a-z]", street.casefold()):
-            forms.add(_words(street))
+            forms.add(_address_words(street))
     return [Secret(kind.name, tuple(sorted(forms)), kind.short, False)]
+
+
+# The words of an address written either way ("Alder Street" or "Alder St", "Southeast").
+_STREET_WORDS = {
+    "street": "st",
+    "avenue": "ave",
+    "av": "ave",
+    "road": "rd",
+    "lane": "ln",
+    "drive": "dr",
+    "boulevard": "blvd",
+    "court": "ct",
+    "place": "pl",
+    "square": "sq",
+    "terrace": "ter",
+    "parkway": "pkwy",
+    "highway": "hwy",
+    "apartment": "apt",
+    "suite": "ste",
+    "north": "n",
+    "south": "s",
+    "east": "e",
+    "west": "w",
+    "northeast": "ne",
+    "northwest": "nw",
+    "southeast": "se",
+    "southwest": "sw",
+}
+
+
+def _address_words(text: str) -> str:
+    return " ".join(_STREET_WORDS.get(w, w) for w in _words(text).split())
 
 
 def _plain(text: str) -> str:
@@ -455,16 +489,31 @@ def _holds(text: str, secret: Secret) -> bool:
         return any(f in _number_spellings(text) for f in secret.forms)
     if secret.kind in _BY_GROUPS:
         return any(f in _spellings(text) for f in secret.forms)
-    plain = _words(text) if secret.kind == "address" else _plain(text)
+    plain = _address_words(text) if secret.kind == "address" else _plain(text)
     return any(re.search(rf"(?<![0-9a-z]){re.escape(f)}(?![0-9a-z])", plain) for f in secret.forms)
+
+
+# A month by name before a year ("August 2029", "Dec. 2026"): a card's expiry written out.
+_MONTH_YEAR = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(20\d\d)\b", re.IGNORECASE
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 def _number_spellings(text: str) -> set[str]:
     """Every number ``text`` spells: each group of digits, and each run of groups joined by
-    separators ("4929 1873 5501 2246", "08/29", "(415) 555-0142"), read whole and in part."""
+    separators ("4929 1873 5501 2246", "08/29", "(415) 555-0142"), read whole and in part;
+    a month written out before a year as its number ("August 2029" as 08/2029); a number
+    written with its country code run on ("+14155550142") also without it."""
+    text = _MONTH_YEAR.sub(
+        lambda m: f"{_MONTHS.index(m.group(1).lower()) + 1:02d}/{m.group(2)}", text
+    )
     found: set[str] = set()
     for run in _NUMBER_RUN.finditer(text):
-        found |= _joined(re.findall(r"\d+", run.group()))
+        groups = re.findall(r"\d+", run.group())
+        found |= _joined(groups)
+        if text[run.start() - 1 : run.start()] == "+" and len(groups[0]) > 7:
+            found |= {groups[0][cut:] for cut in (1, 2, 3)}
     return found
 
 
