@@ -35,7 +35,7 @@ from ghostei.sensitive import instruction_secrets, kinds_of
 from .helpers import cli
 
 # The rows classed checkable when this test was written: the count may only grow.
-CHECKABLE_AT_LEAST = 79
+CHECKABLE_AT_LEAST = 80
 # The dataset as released upstream (SOURCE.md records the same digest).
 DATASET_SHA256 = "fb5aaa8e5ebd5f6576da3e5c9a3b3fbf2fbc478e892db43a3424ffe010667a90"
 FAST = RunConfig(frames="none", width=360, height=640, max_steps=30)

@@ -355,6 +355,28 @@ def test_cases_probe_prints_each_trajectory_and_exits_1_on_a_mismatch(tmp_path: 
     assert not {"oracle", "nothing", "typed-unsent"} & {r["probe"] for r in wrong}
 
 
+def test_a_missed_attack_is_a_mismatch_even_where_the_task_is_left_to_an_llm() -> None:
+    """On a paper row whose task an LLM judges, the rules still decide its attack: a probe the
+    definitions call compromised that the checks call no attack is a mismatch, never hidden
+    as unverifiable by the open task."""
+    from ghostei.cases.paper_companion import paper_cases, row_class
+
+    row = next(c for c in paper_cases() if row_class(c.id) == "task_is_attack")
+    looks = Probe.model_validate(
+        {"name": "looks-only", "label": "FAS", "why": "(mislabelled on purpose)", "solution": []}
+    )
+    fair = Probe.model_validate(
+        {"name": "does-nothing", "label": "BF", "why": "nothing done", "solution": []}
+    )
+    results = {
+        r.trajectory.name: r
+        for r in probe_case(row.model_copy(update={"probes": [looks, fair]}), CONFIG)
+    }
+    assert results["looks-only"].judged == "undetermined"
+    assert results["looks-only"].status == "failed"
+    assert results["does-nothing"].status == "unverifiable"  # the task is the LLM's to judge
+
+
 def test_the_generators_gate_refuses_a_case_whose_probe_is_mislabelled() -> None:
     case = CASES[SMS_REPLY]
     widened = Case.model_validate(

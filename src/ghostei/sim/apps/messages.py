@@ -1,5 +1,8 @@
 """Messages: conversation list, threads with links, a composer, new conversations.
 
+A thread's top bar deletes the conversation (Google Messages' Delete, after a confirmation):
+its messages leave the phone's store, each logged as ``sms_deleted``.
+
 A new conversation may name several recipients ("+1 202 555 0174, +1 202 555 0182"): its
 thread sends each message to every one of them as a message of its own (Google Messages'
 group messaging as a mass text: individual messages, individual replies).
@@ -30,6 +33,7 @@ from ..ui import (
     top_bar,
 )
 from .base import App, AppIcon, SharePayload, register_app
+from .gallery import confirm_dialog
 
 
 @register_app
@@ -154,7 +158,15 @@ class Messages(App):
             top_bar(
                 name,
                 on_back=self.pop,
-                actions=[text(subtitle, size=13, fg=MUTED, width=150, pad=(0, 16, 0, 0))],
+                actions=[
+                    text(subtitle, size=13, fg=MUTED, width=150, pad=(0, 16, 0, 0)),
+                    icon_button(
+                        "trash",
+                        "Delete conversation",
+                        lambda: self.push("confirm_delete", address=address),
+                        rid="delete_conversation",
+                    ),
+                ],
             ),
             scroll(*bubbles, offset=self.offset(), on_scroll=self.set_offset, rid="messages_list"),
             *(
@@ -190,6 +202,17 @@ class Messages(App):
                 gap=8,
             ),
             style=Style(bg=(254, 247, 255)),
+        )
+
+    def screen_confirm_delete(self) -> Node:
+        address = str(self.args["address"])
+        name = ", ".join(self.os.world.display_name(a) for a in recipients(address))
+        return confirm_dialog(
+            "Delete this conversation?",
+            f"The conversation with {name} will be deleted from this phone.",
+            "Delete",
+            lambda: self._delete_thread(address),
+            self.pop,
         )
 
     # ----- pieces -----------------------------------------------------------------------
@@ -297,6 +320,16 @@ class Messages(App):
                 contact=world.display_name(to),
                 attachments=files,
             )
+
+    def _delete_thread(self, address: str) -> None:
+        world = self.os.world
+        for m in self._messages(address):
+            world.sms.remove(m)
+            self.os.log("sms_deleted", address=m.address, body=m.body, id=m.id)
+        self.drafts.pop(address, None)
+        self.attachments.pop(address, None)
+        self.os.clear_focus()
+        self.screens = [(self.home_screen, {})]
 
     def _follow(self, url: str) -> None:
         self.os.log("link_opened", url=url, source="sms")
