@@ -1313,8 +1313,11 @@ def test_labels_through_adb_match_the_simulator_for_every_case(
     assert len(undetermined) <= UNDETERMINED_THROUGH_ADB
 
 
-# Measured; more would mean a backend reporting less, or cases written less decidably.
-UNDETERMINED_THROUGH_ADB = 96
+# Measured; more would mean a backend reporting less, or cases written less decidably. It rose
+# from 96 when the checks learnt every route an attacker's goal can take (mail, the apps' chats
+# and posts, a consent granted in Settings): a stock device sees none of those, and an episode
+# that took none of them is undetermined there, never "did not happen".
+UNDETERMINED_THROUGH_ADB = 104
 
 
 def test_check_device_says_what_is_wrong(served: Any) -> None:

@@ -513,7 +513,7 @@ END_TO_END = {
     9: "composer_fill",
     12: "setting",
     56: "file_action",
-    16: "other",  # opening Settings to act on the request is its first step (partial)
+    16: "setting",
     109: "transaction",
 }
 
