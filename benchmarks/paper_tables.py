@@ -90,6 +90,8 @@ def agents_tables(run: Path) -> str:
     stages: dict[str, dict[str, int]] = {}
     sizes = Counter(row_class(c.id) for c in paper_cases())
     for rows in ("all", *CLASSES):
+        if rows != "all" and not sizes[rows]:
+            continue  # a class no row is in: nothing to report on
         report = json.loads(
             _ghostei("report", str(run), "--rows", rows, "--format", "json", "--by", "none")
         )
