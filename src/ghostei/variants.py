@@ -194,11 +194,13 @@ def _needs_sender(case: Case) -> bool:
 
 
 def _fits_contact_sms(case: Case) -> bool:
+    # A message with a page reaches the attacker through the page: a reply its checks also
+    # count (to the number it came from) is one more route, which a spoofed sender closes.
     return (
         case.case_type == "Dynamic Environment Injection"
         and case.use_dynamic == "Popup SMS"
         and spoofed_contact(case) is not None
-        and not _needs_sender(case)
+        and (case.sms.page_information is not None or not _needs_sender(case))
     )
 
 
