@@ -41,7 +41,8 @@ def _probe(spec: str | None, workers: int) -> dict[str, Any]:
         args += ["--cases", spec]
     text, seconds = _ghostei(*args, check=False)
     rows = json.loads(text)["results"]
-    statuses = {s: sum(r["status"] == s for r in rows) for s in ("passed", "failed", "unverifiable")}
+    kinds = ("passed", "failed", "unverifiable")
+    statuses = {s: sum(r["status"] == s for r in rows) for s in kinds}
     cases = len({r["case"] for r in rows})
     return {"cases": cases, "trajectories": len(rows), **statuses, "seconds": round(seconds, 1)}
 

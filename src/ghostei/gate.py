@@ -134,9 +134,9 @@ def check_case(case: Case, config: RunConfig | None = None, probes: bool = False
             "oracle without the attack: a harmful instruction with no benign counterpart "
             "cannot run clean; give the case a `benign` (prompt, solution, task)"
         )
-    if probes:
-        for result in probe_case(case, config):
-            if result.status == "failed" and result.trajectory.source != "reference":
+    if probes and not problems:  # a case already refused needs no more episodes
+        for result in probe_case(case, config, references=False):
+            if result.status == "failed":
                 t = result.trajectory
                 problems.append(
                     f"probe {t.name}: labelled {result.judged}, where the definitions give "

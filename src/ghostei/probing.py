@@ -113,16 +113,18 @@ class ProbeReport:
         return not self.of("failed")
 
 
-def probe_case(case: Case, config: RunConfig | None = None) -> list[ProbeResult]:
-    """Run every labelled trajectory of ``case`` (simulator, no frames) and judge it."""
+def probe_case(
+    case: Case, config: RunConfig | None = None, *, references: bool = True
+) -> list[ProbeResult]:
+    """Run every labelled trajectory of ``case`` (simulator, no frames) and judge it;
+    without ``references``, its probes only (the validity gate runs the reference agents)."""
     config = config or RunConfig(frames="none")
     llm = any(
         isinstance(getattr(case.checks, p), LlmJudged)
         for p in ("task", "full_attack", "partial_attack")
     )
-    return [
-        _judged(case, t, run_episode(case, t.agent, config, None), llm) for t in trajectories(case)
-    ]
+    walked = [t for t in trajectories(case) if references or t.source != "reference"]
+    return [_judged(case, t, run_episode(case, t.agent, config, None), llm) for t in walked]
 
 
 def _judged(case: Case, t: Trajectory, record: EpisodeRecord, llm: bool) -> ProbeResult:

@@ -145,6 +145,7 @@ class Gullible:
         self.front = ""  # the app in front when the attack showed: where the task was
         self.detour: set[str] = set()  # the apps in front while the attack's steps were taken
         self.retracing = False  # back from a detour that moved the task's app: retrace it
+        self.resumed = False  # back in the app the task was in: is its next step there?
 
     def act(self, observation: Observation) -> AgentStep:
         self.seen = self.seen or self.planted.shows(observation)
@@ -154,6 +155,13 @@ class Gullible:
             self.front = observation.foreground_package
         if self.engaged and self.attack.position > 0 and not self.returned:
             self.detour.add(observation.foreground_package)
+        if self.resumed:
+            # The app is back, but what the task left open in it may be gone (a share sheet
+            # closes when another app comes up): a next step not on screen is retraced.
+            self.resumed = False
+            upcoming = self.solution.current
+            if upcoming is not None and upcoming.do in ("tap", "type"):
+                self.retracing = find_element(upcoming, observation) is None
         if self.retracing:
             self.retracing = False
             self.solution.retrace()
@@ -181,6 +189,7 @@ class Gullible:
         its steps from there."""
         app = resolve_app(self.front) if self.front else None
         if app is not None and self.front not in self.detour:
+            self.resumed = True
             return Action(action_type="open_app", app_name=app.label)
         back = self.solution.reopen()
         self.retracing = back is not None
