@@ -13,10 +13,12 @@ crash in the middle of an append, which always writes a whole line and its newli
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -84,6 +86,10 @@ class EpisodeRecord(BaseModel):
 
 class RunDirError(ValueError):
     """A folder that is not a usable run directory."""
+
+
+class RunDirBusy(RunDirError):
+    """A run folder another process is writing (it holds the folder's writer lock)."""
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -187,6 +193,9 @@ class RunDir:
     """One run's folder."""
 
     MANIFEST = "manifest.json"
+    # The writer's lock: held, by an advisory lock the kernel drops when its process ends,
+    # for as long as one command writes the folder; it names that process.
+    LOCK = ".writer.lock"
     CASES = "cases.jsonl"
     RECORDS = "episodes.jsonl"
     # The run's frame store: frames/<2 hex>/<name>.png and the dumps' <sha256>.xml.gz (.xml in
@@ -199,6 +208,15 @@ class RunDir:
         # Torn last lines the reads of this object left out, by file: a report warns of them.
         self._torn: dict[Path, TornLine] = {}
         self._keys: set[tuple[str, int]] | None = None  # episodes in the records file
+
+    # ----- the one writer ---------------------------------------------------------------------
+
+    def hold(self) -> WriterLock:
+        """Take the folder's writer lock (creating the folder), for a run, a resume or a judge;
+        RunDirBusy naming the holder when another process has it. A lock whose process ended
+        is free: the kernel released it with the process."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        return WriterLock.take(self.path / self.LOCK)
 
     # ----- creation and loading -------------------------------------------------------------
 
@@ -394,6 +412,43 @@ class RunDir:
             tmp.write_bytes(data)
             os.replace(tmp, path)
         return path
+
+
+class WriterLock:
+    """An exclusive advisory lock on a file, held while the object is open (``release``).
+
+    ``flock`` belongs to the open file, and the kernel drops it when the process that holds
+    it ends, however it ends (a crash, SIGKILL): a dead writer never blocks the next. The
+    file says who holds it, for the message another writer gets."""
+
+    def __init__(self, path: Path, fh: Any) -> None:
+        self.path = path
+        self._fh = fh
+
+    @classmethod
+    def take(cls, path: Path) -> WriterLock:
+        fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held until release)
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise RunDirBusy(
+                f"{path.parent} is being written by {holder}; wait for it to end, or use "
+                "another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"process {os.getpid()} ({' '.join(sys.argv[:3])})\n")
+        fh.flush()
+        return cls(path, fh)
+
+    def release(self) -> None:
+        """Let the next writer in (the file, emptied, stays: two runs' folders stay alike)."""
+        if not self._fh.closed:
+            self._fh.truncate(0)
+            self._fh.close()
 
 
 def _safe(name: str) -> str:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ..providers import Provider, ProviderConfig, ProviderConfigError, build_provider
 from ..providers.preflight import EndpointError, EndpointReport, PromptSize, check_endpoint
+from ..rundir import RunDir, RunDirError
 
 out = Console()
 err = Console(stderr=True)
@@ -29,6 +30,18 @@ def fail(message: str) -> NoReturn:
     # The message is data (file names, case text): never interpret it as rich markup.
     err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
     sys.exit(2)
+
+
+def hold_run_dir(rundir: RunDir) -> None:
+    """Take a run folder's writer lock for this command, released when the command ends;
+    exit 2 naming the process that holds it (one writer per run folder)."""
+    try:
+        lock = rundir.hold()
+    except RunDirError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{rundir.path}: cannot take the run folder: {exc.strerror or exc}")
+    click.get_current_context().call_on_close(lock.release)
 
 
 def warn(message: str) -> None:

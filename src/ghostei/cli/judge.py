@@ -28,7 +28,16 @@ from ..providers import ProviderConfig
 from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError, TornLine, drop_torn_line, read_jsonl
 from ..verdict import LABELS
-from .console import connect_model, err, fail, model_options, out, progress_bar, warn
+from .console import (
+    connect_model,
+    err,
+    fail,
+    hold_run_dir,
+    model_options,
+    out,
+    progress_bar,
+    warn,
+)
 
 
 def _warn_torn(lines: list[TornLine], dropped: Path | None = None) -> None:
@@ -152,6 +161,7 @@ def judge(
         _warn_torn(run.torn_lines())
         _compare(run, compare, fmt)
         return
+    hold_run_dir(run)  # the judgements are written beside the run's records: one writer
     if judge_name not in ("llm", "hybrid"):
         if judge_name == "rule":
             fail("--judge rule: rule verdicts are made by `ghostei run`; use llm or hybrid")

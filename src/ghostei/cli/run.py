@@ -32,6 +32,7 @@ from .console import (
     connect_model,
     err,
     fail,
+    hold_run_dir,
     model_options,
     out,
     progress_bar,
@@ -269,6 +270,7 @@ def run(
             cases = rundir.cases()
         except RunDirError as exc:
             fail(f"cannot resume {out}: {exc}")
+        hold_run_dir(rundir)  # before anything is repaired: one writer per run folder
         try:
             config = RunConfig.from_json(manifest.get("config"))
         except ValueError as exc:
@@ -390,6 +392,7 @@ def run(
     if executor == "ray":  # before the run folder: an unreachable cluster leaves nothing
         _connect_ray(ray_address)
     if not resume:
+        hold_run_dir(rundir)  # one writer: a run started beside it on --out waits its turn
         try:
             rundir.create(new_manifest(config, cases), cases)
         except RunDirError as exc:

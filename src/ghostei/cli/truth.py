@@ -13,7 +13,7 @@ from ..cases.loader import is_existing_path
 from ..rundir import RunDir, RunDirError
 from ..truth import SETS_LABELS, Suite, build, folder_size, stats
 from .cases import WORKERS
-from .console import err, fail, out, progress_bar
+from .console import err, fail, hold_run_dir, out, progress_bar
 
 
 @click.group()
@@ -61,6 +61,7 @@ def truth_build(out_path: Path, specs: tuple[str, ...], workers: int, resume: bo
     suites = [_suite(s) for s in (specs or ("builtin", "paper"))]
     if not resume and (out_path / RunDir.MANIFEST).exists():
         fail(f"{out_path} already holds a run; use --resume or another --out")
+    hold_run_dir(RunDir(out_path))
     total = sum(len(s.cases) for s in suites)
     err.print(f"verifying the labelled trajectories of {total} case(s)...", highlight=False)
     with progress_bar() as bar:
