@@ -20,7 +20,7 @@ from ..cases import Case, CaseError, builtin_cases, load_cases
 from ..frames import FRAMES_MODES, FramesMode
 from ..rundir import EpisodeRecord, RunDir, RunDirError
 from ..runner import RunConfig
-from .console import err, fail
+from .console import err, fail, hold_run_dir
 
 
 @click.command("mcp")
@@ -111,6 +111,7 @@ def mcp(
         frames=cast(FramesMode, frames_mode),
         attack=attack,
     )
+    hold_run_dir(RunDir(out))  # one writer per run folder
     err.print(f"ghostei mcp: case {case.id} on stdio, run folder {out}", highlight=False)
     # A client may end its server with SIGTERM instead of closing its input (the spec's
     # fallback): the episode is judged and written all the same, as if it had closed it.
