@@ -189,6 +189,30 @@ def test_validate_duplicate_ids_in_a_folder(tmp_path: Path) -> None:
     assert_user_error(cli("cases", "validate", str(tmp_path)), "case 2", "duplicate")
 
 
+def test_validate_refuses_what_is_no_case_file(tmp_path: Path) -> None:
+    # An id must be an integer: true is no id 1.
+    data = builtin_json(2)
+    data["id"] = True
+    bad = tmp_path / "bool-id.json"
+    bad.write_text(json.dumps(data))
+    assert_user_error(cli("cases", "validate", str(bad)), str(bad), "id", "integer")
+    # Checks nested thousands deep: a message naming the field, never a traceback.
+    for levels in (100, 5000):  # past our limit; past the JSON reader's own
+        data = builtin_json(2)
+        data["checks"]["full_attack"] = "DEEP"
+        deep = '{"not": ' * levels + '{"event": "sms_sent"}' + "}" * levels
+        bad = tmp_path / f"deep-{levels}.json"
+        bad.write_text(json.dumps(data).replace('"DEEP"', deep))
+        assert_user_error(cli("cases", "validate", str(bad)), str(bad), "nested too deeply")
+    # YAML is not read as JSON, nor passed over in a folder.
+    yaml = tmp_path / "yaml" / "case.yaml"
+    yaml.parent.mkdir()
+    yaml.write_text("id: 3\ncase: x\n")
+    shutil.copy(builtin_file(2), yaml.parent / "good.json")
+    for path in (yaml, yaml.parent):
+        assert_user_error(cli("cases", "validate", str(path)), str(yaml), "YAML", "JSON")
+
+
 def test_validate_missing_path(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
     assert_user_error(cli("cases", "validate", str(missing)), str(missing))

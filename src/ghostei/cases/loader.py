@@ -41,6 +41,26 @@ class CaseErrors(CaseError):
         ValueError.__init__(self, "\n".join(str(e) for e in errors))
 
 
+YAML = (".yaml", ".yml")
+# How deep a case's JSON may nest: checks nest ``all``/``any``/``not`` a few levels; a file that
+# nests thousands deep is no case, and would exhaust the validator's stack.
+MAX_DEPTH = 64
+
+
+def _too_deep(value: Any, path: str = "") -> str | None:
+    """The path of the first place in ``value`` nested beyond MAX_DEPTH, or None."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return where or "(case)"
+        if isinstance(item, dict):
+            stack += [(v, f"{where}.{k}" if where else str(k), depth + 1) for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item)]
+    return None
+
+
 def _records(path: Path) -> list[tuple[str, dict[str, Any] | CaseError]]:
     """The case objects of a .json (one case or a list) or .jsonl file in order, each with
     where it is (``file`` or ``file:line``); in place of what is not one, its error."""
@@ -57,12 +77,16 @@ def _records(path: Path) -> list[tuple[str, dict[str, Any] | CaseError]]:
                     items.append((where, json.loads(line)))
                 except json.JSONDecodeError as exc:  # the other lines are still read
                     items.append((where, CaseError(where, None, "", f"invalid JSON: {exc.msg}")))
+                except RecursionError:
+                    items.append((where, CaseError(where, None, "", _DEEP)))
     else:
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             where = f"{path}:{exc.lineno}"
             return [(where, CaseError(where, None, "", f"invalid JSON: {exc.msg}"))]
+        except RecursionError:
+            return [(str(path), CaseError(str(path), None, "", _DEEP))]
         items = [(str(path), d) for d in (data if isinstance(data, list) else [data])]
     return [
         (where, item)
@@ -127,8 +151,14 @@ def _shape_errors(errors: list[_Error], depth: int) -> int:
     )
 
 
+_DEEP = f"nested too deeply: at most {MAX_DEPTH} levels"
+
+
 def _parse(where: str, obj: dict[str, Any]) -> Case | list[CaseError]:
     """The case, or every schema error of it."""
+    deep = _too_deep(obj)
+    if deep is not None:
+        return [CaseError(where, obj.get("id"), deep, _DEEP)]
     try:
         return Case.model_validate(obj)
     except ValidationError as exc:
@@ -172,13 +202,21 @@ def load_cases(path: str | Path) -> list[Case]:
         sorted(
             p
             for p in root.rglob("*")
-            if p.suffix in (".json", ".jsonl") and not p.name.startswith("_")
+            if p.suffix in (".json", ".jsonl", *YAML) and not p.name.startswith("_")
         )
         if root.is_dir()
         else [root]
     )
     if not files:
         raise CaseErrors([CaseError(str(root), None, "", "no .json or .jsonl case files")])
+    yaml = [p for p in files if p.suffix in YAML]
+    if yaml:  # never read as JSON, nor passed over: a case left out changes N
+        raise CaseErrors(
+            [
+                CaseError(str(p), None, "", "YAML case files are not read: write it as JSON")
+                for p in yaml
+            ]
+        )
     cases: list[Case] = []
     errors: list[CaseError] = []
     seen: dict[int, str] = {}

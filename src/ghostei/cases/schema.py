@@ -287,7 +287,7 @@ class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # --- the upstream dataset's fields, same names and vocabulary ---
-    id: int = Field(ge=0)
+    id: int = Field(ge=0, strict=True)  # an integer, never true or "3"
     case: str = Field(min_length=1)
     content: str
     prompt: str = Field(min_length=1)
