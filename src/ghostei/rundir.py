@@ -121,6 +121,7 @@ class JsonlContents(Generic[M]):
     records: list[M]
     torn: TornLine | None = None
     terminated: bool = True  # False: the file does not end with a newline (see drop_torn_line)
+    lines: tuple[int, ...] = ()  # each record's 1-based line, in step with ``records``
 
 
 def read_jsonl(path: Path, model: type[M]) -> JsonlContents[M]:
@@ -138,6 +139,7 @@ def read_jsonl(path: Path, model: type[M]) -> JsonlContents[M]:
         raise RunDirError(f"{path}: unreadable: {exc.strerror or exc}") from None
     lines = data.split(b"\n")  # the last item is what follows the final newline, often b""
     records: list[M] = []
+    numbers: list[int] = []
     offset = 0
     for lineno, raw in enumerate(lines, 1):
         last = lineno == len(lines)
@@ -147,14 +149,16 @@ def read_jsonl(path: Path, model: type[M]) -> JsonlContents[M]:
         try:
             # Decoding per line: a torn write can split a multi-byte character at the end.
             records.append(model.model_validate_json(raw.decode("utf-8")))
+            numbers.append(lineno)
         except (UnicodeDecodeError, ValidationError) as exc:
             problem = _problem(exc)
             if last:
                 text = raw.decode("utf-8", errors="replace")
                 torn = TornLine(path, lineno, start, text, problem)
-                return JsonlContents(records, torn, terminated=False)
+                return JsonlContents(records, torn, terminated=False, lines=tuple(numbers))
             raise RunDirError(f"{path}:{lineno}: invalid record: {problem}") from None
-    return JsonlContents(records, terminated=not data or data.endswith(b"\n"))
+    terminated = not data or data.endswith(b"\n")
+    return JsonlContents(records, terminated=terminated, lines=tuple(numbers))
 
 
 def drop_torn_line(path: Path, model: type[M]) -> TornLine | None:

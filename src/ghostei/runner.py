@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 from . import __version__
 from .agents import Agent, AgentContext, build_agent
 from .attacks import NO_ATTACK, STANDARD, case_under, check_condition
+from .audit import audit
 from .cases.schema import Case
 from .defences import (
     Defence,
@@ -470,8 +471,11 @@ def pending(run: RunDir, config: RunConfig, cases: list[Case]) -> list[tuple[Cas
     """The (case, agent) episodes not yet recorded, in a stable order."""
     # Error episodes are not done: resuming runs them again (the new record supersedes). An
     # episode with a decided label is done, even one that ended in an error after the agent
-    # was seen complying: re-running it could only lose that observation.
-    done = {r.key for r in run.records() if r.label != "error"}
+    # was seen complying: re-running it could only lose that observation. One whose
+    # trajectory or frames are gone is not done either: nothing shows what it was.
+    records = run.records()
+    lost = set(audit(run).missing) if records else set()
+    done = {r.key for r in records if r.label != "error" and r.key not in lost}
     return [(c, a) for a in config.agents for c in cases if (config.label(a), c.id) not in done]
 
 

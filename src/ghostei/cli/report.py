@@ -11,6 +11,7 @@ from typing import Any
 import click
 from rich.console import Console, RenderableType
 
+from ..audit import audit
 from ..cases import CaseError
 from ..cases.paper_companion import CLASSES as PAPER_CLASSES
 from ..cases.paper_companion import paper_cases, row_class
@@ -52,11 +53,17 @@ REPORT_FORMATS = ("table", "md", "json", "csv", "html")
 
 
 def _load_run(run_dir: Path) -> tuple[RunDir, dict[str, Any]]:
+    """A run folder and its manifest, its records held to both (:mod:`ghostei.audit`): a
+    record the run cannot have exits 2 naming its line; one recorded twice or whose files
+    are gone is named."""
     rundir = RunDir(run_dir)
     try:
-        return rundir, rundir.manifest()
+        manifest = rundir.manifest()
+        found = audit(rundir)
     except RunDirError as exc:
         fail(str(exc))
+    _warn(found.warnings())
+    return rundir, manifest
 
 
 def _warn(messages: list[str]) -> None:

@@ -18,6 +18,7 @@ from rich.text import Text
 from ..agents import AgentLoadError, resolve_agent
 from ..agents.frameworks import MODEL_AGENTS, PROMPT_SIZES
 from ..attacks import NO_ATTACK, STANDARD, check_backend, check_condition, fits
+from ..audit import audit
 from ..defences import DefenceError, parse_specs
 from ..executors.local import execute
 from ..frames import FRAMES_MODES, FramesMode
@@ -294,9 +295,12 @@ def run(
             except AgentLoadError as exc:
                 fail(f"cannot resume {out}: {RunDir.MANIFEST}: config.agents: {exc}")
         try:  # reads every record before writing: a corrupt one stops the resume untouched
+            found = audit(rundir)  # a record the run cannot have; one whose files are gone
             warnings = rundir.repair()
         except RunDirError as exc:
             fail(f"cannot resume {out}: {exc}")
+        for missing in found.warnings():
+            warn(f"{missing}: run again")
         for warning in warnings:
             warn(warning)
     else:

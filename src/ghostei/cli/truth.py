@@ -11,7 +11,7 @@ from rich.table import Table
 from ..cases import CaseError, builtin_cases, load_cases, select_cases
 from ..cases.loader import is_existing_path
 from ..rundir import RunDir, RunDirError
-from ..truth import SETS_LABELS, Suite, build, folder_size, stats
+from ..truth import SETS_LABELS, Suite, build, folder_size, place, stats
 from .cases import WORKERS
 from .console import err, fail, hold_run_dir, out, progress_bar
 
@@ -59,6 +59,10 @@ def truth_build(out_path: Path, specs: tuple[str, ...], workers: int, resume: bo
     record carries its true label, the trajectory and the definition it comes from. Exit 1
     if a recorded label is not its true one."""
     suites = [_suite(s) for s in (specs or ("builtin", "paper"))]
+    try:
+        place(suites)  # two suites giving one id: refused before any folder is made
+    except ValueError as exc:
+        fail(str(exc))
     if not resume and (out_path / RunDir.MANIFEST).exists():
         fail(f"{out_path} already holds a run; use --resume or another --out")
     hold_run_dir(RunDir(out_path))
