@@ -13,6 +13,7 @@ crash in the middle of an append, which always writes a whole line and its newli
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -20,7 +21,7 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Generic, Literal, TypeVar
@@ -90,6 +91,28 @@ class RunDirError(ValueError):
 
 class RunDirBusy(RunDirError):
     """A run folder another process is writing (it holds the folder's writer lock)."""
+
+
+class StorageError(RunDirError):
+    """A run folder that could not be written (a full disk, a lost mount): what was being
+    written, and why. Nothing half-written is left behind, and ``--resume`` finishes the run
+    once the cause is gone."""
+
+
+@contextlib.contextmanager
+def _writing(path: Path, *scratch: Path) -> Iterator[None]:
+    """Write ``path`` (through the ``scratch`` files or folders named): an OSError becomes a
+    StorageError naming it, and the scratch is removed, so no half-written file stays."""
+    try:
+        yield
+    except OSError as exc:
+        for leftover in scratch:
+            with contextlib.suppress(OSError):
+                if leftover.is_dir():
+                    shutil.rmtree(leftover)
+                else:
+                    leftover.unlink(missing_ok=True)
+        raise StorageError(f"{exc.strerror or exc} while writing {path}") from None
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -330,11 +353,10 @@ class RunDir:
         if record.key in self._keys:
             self._supersede(record)
             return
-        line = record.model_dump_json() + "\n"
-        with open(self.path / self.RECORDS, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        path = self.path / self.RECORDS
+        with _writing(path):
+            _append_whole(path, line)
         self._keys.add(record.key)
 
     def _supersede(self, record: EpisodeRecord) -> None:
@@ -362,16 +384,17 @@ class RunDir:
         """Put an episode's trajectory folder in place whole: written beside it under a name
         of this process's, then renamed over any older one, so a reader never sees half."""
         tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}-{threading.get_ident()}")
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        for name, data in files.items():
-            path = tmp / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        if folder.exists():
-            shutil.rmtree(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, folder)
+        with _writing(folder, tmp):
+            if tmp.exists():
+                shutil.rmtree(tmp)
+            for name, data in files.items():
+                path = tmp / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, folder)
 
     def adopt(self, files: Mapping[str, bytes]) -> None:
         """Take in what an episode run elsewhere wrote to its own run folder (a Ray worker's,
@@ -411,10 +434,11 @@ class RunDir:
         """
         path = self.frame_path(name or hashlib.sha256(data).hexdigest(), suffix)
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            with _writing(path, tmp):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
         return path
 
 
@@ -459,10 +483,29 @@ def _safe(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
+def _append_whole(path: Path, data: bytes) -> None:
+    """Append ``data`` whole or not at all. Unbuffered, so a failed write is not retried by a
+    flush or a close: what a short write put down (a disk that filled mid-line) is cut back."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, start)
+            raise
+    finally:
+        os.close(fd)
+
+
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with _writing(path, tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)

@@ -26,7 +26,7 @@ from ..metrics import COMPROMISED, is_attacked, is_exposed
 from ..parsing import PARSERS, Screen, parse_action
 from ..providers import PriceTable, ProviderConfig
 from ..providers.preflight import PromptSize
-from ..rundir import EpisodeRecord, RunDir, RunDirError
+from ..rundir import EpisodeRecord, RunDir, RunDirError, StorageError
 from ..runner import RunConfig, new_manifest
 from .cases import select_or_fail
 from .console import (
@@ -399,6 +399,8 @@ def run(
         hold_run_dir(rundir)  # one writer: a run started beside it on --out waits its turn
         try:
             rundir.create(new_manifest(config, cases), cases)
+        except StorageError as exc:  # no manifest was written: the same command starts it
+            fail(f"{exc}; the run did not start: once it can be written, run the command again")
         except RunDirError as exc:
             fail(str(exc))
         except OSError as exc:
@@ -427,6 +429,8 @@ def run(
                     on_record=lambda r: progress.advance(task),
                 )
         records = rundir.records()
+    except StorageError as exc:  # a full disk: nothing half-written stays, the run resumes
+        fail(f"{exc}; once it can be written, finish the run: ghostei run --resume --out {out}")
     except RunDirError as exc:
         fail(f"{out}: {exc}")
     _print_summary(records, [config.label(a) for a in config.agents], config.attack)
