@@ -17,13 +17,17 @@ A command runs as soon as its stream opens, with empty stdin: clients such as ad
 close stdin on a v2 stream, so waiting for it would hang them (and what ``exec-in`` streams is
 not read). ``adb shell`` with no command gets a session that runs one line at a time, with a
 prompt, echo and line editing when the client asked for a pty. Every use of the phone holds
-the phone's lock.
+the phone's lock; the shell takes it for one command at a time, so a long command line of one
+client never keeps another's waiting. What a client sends is bounded: a stream's unread input
+waits in the host (its OKAY is held back, as adb's flow control allows), and an interactive
+line longer than a command may be is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import socket
 import stat
 import struct
@@ -52,6 +56,13 @@ MAX_PAYLOAD = 1024 * 1024  # what a current adbd accepts in one packet
 HEADER = struct.Struct("<6I")
 
 SYNC_DATA_MAX = 64 * 1024  # the largest DATA chunk of the sync protocol
+# Unread input a stream holds before it stops acknowledging the host's writes (the host then
+# waits to send more): a service that does not read its input cannot make adbd hold it all.
+INBOX_MAX = MAX_PAYLOAD
+# The longest line the interactive shell takes: the longest command adbd can run, as the
+# kernel bounds ``sh -c COMMAND`` (MAX_ARG_STRLEN, 128 KiB with the NUL); a longer line is
+# dropped as it comes and refused at its end, never held whole.
+LINE_MAX = 128 * 1024 - 1
 SYNC_PATH_MAX = 1024
 
 FEATURES = ("shell_v2", "fixed_push_mkdir")
@@ -81,7 +92,7 @@ class ShellOutput(Protocol):
 
 
 class Shell(Protocol):
-    """Runs a command line on the phone (``AndroidShell``)."""
+    """Runs a command line on the phone (``AndroidShell``), taking the phone's lock itself."""
 
     def run(self, command: str, stdin: bytes = b"") -> ShellOutput: ...
 
@@ -169,14 +180,24 @@ class Stream:
         self._inbox = bytearray()
         self._closed = False
         self._may_write = True  # the host acknowledged our last WRTE
+        self._owe_okay = False  # the host's last WRTE waits for room in the inbox
 
     # -- called by the connection's reader -------------------------------------------------
 
-    def deliver(self, data: bytes) -> None:
-        """Bytes the host wrote (WRTE)."""
+    def deliver(self, data: bytes) -> bool:
+        """Bytes the host wrote (WRTE); False if the inbox is full: the OKAY that lets the
+        host write again is then sent once the service has read some (``_taken``)."""
         with self._cond:
             self._inbox += data
             self._cond.notify_all()
+            self._owe_okay = len(self._inbox) > INBOX_MAX
+            return not self._owe_okay
+
+    def _taken(self) -> None:
+        """The service read from the inbox (under ``_cond``): acknowledge a held-back WRTE."""
+        if self._owe_okay and len(self._inbox) <= INBOX_MAX:
+            self._owe_okay = False
+            self.conn.send(A_OKAY, self.local_id, self.remote_id)
 
     def acked(self) -> None:
         """The host took our last WRTE (OKAY): the next one may go."""
@@ -200,6 +221,7 @@ class Stream:
                 raise StreamClosed
             data = bytes(self._inbox[:n])
             del self._inbox[:n]
+            self._taken()
             return data
 
     def read_some(self) -> bytes:
@@ -210,6 +232,7 @@ class Stream:
                 raise StreamClosed
             data = bytes(self._inbox)
             self._inbox.clear()
+            self._taken()
             return data
 
     def write(self, data: bytes) -> None:
@@ -281,6 +304,8 @@ class _Connection:
             self._end_all()
             with contextlib.suppress(OSError):
                 self.sock.close()
+            if self._connected:
+                self.daemon.transport_ended()
 
     def _end_all(self) -> None:
         with self._streams_lock:
@@ -292,6 +317,8 @@ class _Connection:
     def _handle(self, command: int, arg0: int, arg1: int, payload: bytes) -> None:
         if command == A_CNXN:
             self._end_all()  # a new CNXN restarts the transport
+            if self._connected:
+                self.daemon.transport_ended()
             version = min(arg0, A_VERSION)
             if version < A_VERSION_MIN:
                 raise ProtocolError(f"unsupported protocol version {arg0:#x}")
@@ -309,8 +336,8 @@ class _Connection:
             if stream is None:
                 self.send(A_CLSE, 0, arg0)  # the host writes to a stream we no longer have
                 return
-            stream.deliver(payload)
-            self.send(A_OKAY, stream.local_id, stream.remote_id)
+            if stream.deliver(payload):
+                self.send(A_OKAY, stream.local_id, stream.remote_id)
         elif command == A_OKAY:
             stream = self._stream(arg1, arg0)
             if stream is not None:
@@ -387,6 +414,12 @@ class AdbDaemon(ThreadedTcpServer):
         self.fs = fs
         self.lock = lock
         self.banner = banner
+        # How many adb transports (connections past CNXN) ended: an adb server that hung up
+        # (``adb disconnect``, ``adb kill-server``) or restarted its transport (``adb
+        # reconnect``). A run reads it to tell a program that lost its phone; ``on_transport_end``
+        # is told at once.
+        self.transports_ended = 0
+        self.on_transport_end: Callable[[], None] | None = None
 
     def start(self) -> AdbDaemon:
         """Accept connections in a background thread."""
@@ -395,6 +428,12 @@ class AdbDaemon(ThreadedTcpServer):
 
     def handle(self, sock: socket.socket) -> None:
         _Connection(sock, self).serve()
+
+    def transport_ended(self) -> None:
+        """An adb transport to this phone ended (see ``transports_ended``)."""
+        self.transports_ended += 1
+        if self.on_transport_end is not None:
+            self.on_transport_end()
 
     # -- services ----------------------------------------------------------------------------
 
@@ -424,8 +463,8 @@ class AdbDaemon(ThreadedTcpServer):
         return None
 
     def _run(self, command: str) -> ShellOutput:
-        with self.lock:
-            return self.shell.run(command)
+        # Not under the phone's lock: the shell takes it for each command of the line.
+        return self.shell.run(command)
 
     def _command(self, stream: Stream, command: str, *, v2: bool) -> None:
         result = self._run(command)
@@ -483,28 +522,41 @@ def _drive_v2(stream: Stream, session: _Interactive) -> None:
     pending = b""
     while not session.done:
         pending += stream.read_some()
-        while len(pending) >= 5 and not session.done:
-            kind, length = struct.unpack("<BI", pending[:5])
-            if len(pending) < 5 + length:
+        at = 0  # packets are taken from here on; the rest is kept once they are
+        while len(pending) - at >= 5 and not session.done:
+            kind, length = struct.unpack_from("<BI", pending, at)
+            if length > MAX_PAYLOAD:  # no client sends more in one packet
+                raise ProtocolError(f"shell packet of {length} bytes")
+            if len(pending) - at < 5 + length:
                 break
-            data, pending = pending[5 : 5 + length], pending[5 + length :]
+            data = pending[at + 5 : at + 5 + length]
+            at += 5 + length
             if kind == SHELL_STDIN:
                 send(session.feed(data))
             elif kind == SHELL_CLOSE_STDIN:
                 send(session.feed(b"\x04") if session.pty else session.finish())
             # other packets (window size changes) do not matter to this shell
+        pending = pending[at:]
     stream.write(shell_packet(SHELL_EXIT, bytes([session.exit_code & 0xFF])))
+
+
+# The bytes the interactive shell acts on; text between them is taken a run at a time.
+_PTY_CONTROLS = re.compile(rb"[\r\n\x7f\b\x04\x03]")
+_LINE_ENDS = re.compile(rb"[\r\n]")
+LINE_TOO_LONG = f"/system/bin/sh: line too long (over {LINE_MAX} bytes): not run\n".encode()
 
 
 class _Interactive:
     """A session that runs one line at a time, each as its own command line (so ``cd`` and
     variables do not carry over). With a pty it prompts, echoes and edits as a terminal does
-    (stdout and stderr on the one terminal); without one it runs stdin silently, as a script."""
+    (stdout and stderr on the one terminal); without one it runs stdin silently, as a script.
+    A line over ``LINE_MAX`` bytes is not kept (nor echoed) past that, and is refused."""
 
     def __init__(self, run: Callable[[str], ShellOutput], *, pty: bool) -> None:
         self.run = run
         self.pty = pty
         self.line = bytearray()
+        self.overflow = False  # the line went past LINE_MAX
         self.done = False
         self.exit_code = 0
 
@@ -513,37 +565,66 @@ class _Interactive:
 
     def feed(self, data: bytes) -> Output:
         out: Output = []
-        for byte in data:
-            if self.done:
+        echo = bytearray()  # what the terminal shows of the typing, sent as one piece
+
+        def flush() -> None:
+            if echo:
+                out.append((SHELL_STDOUT, bytes(echo)))
+                echo.clear()
+
+        controls = _PTY_CONTROLS if self.pty else _LINE_ENDS
+        at = 0
+        while at < len(data) and not self.done:
+            found = controls.search(data, at)
+            end = len(data) if found is None else found.start()
+            taken = self._take(data[at:end])
+            if self.pty:
+                echo += taken
+            if found is None:
                 break
-            char = bytes([byte])
+            at = end + 1
+            char = data[end:at]
             if char in (b"\r", b"\n"):
                 if self.pty:
-                    out.append((SHELL_STDOUT, b"\r\n"))
+                    echo += b"\r\n"
+                flush()
                 out += self._execute()
-            elif not self.pty:
-                self.line += char
             elif char in (b"\x7f", b"\b"):
                 if self.line:
                     del self.line[-1]
-                    out.append((SHELL_STDOUT, b"\b \b"))
+                    echo += b"\b \b"
             elif char == b"\x04":  # Ctrl-D on an empty line ends the session
-                self.done = not self.line
-            elif char == b"\x03":  # Ctrl-C drops the line
+                self.done = not self.line and not self.overflow
+            else:  # Ctrl-C drops the line
                 self.line.clear()
-                out.append((SHELL_STDOUT, b"^C\r\n" + SHELL_PROMPT))
-            else:
-                self.line += char
-                out.append((SHELL_STDOUT, char))
+                self.overflow = False
+                echo += b"^C\r\n" + SHELL_PROMPT
+        flush()
         return out
+
+    def _take(self, text: bytes) -> bytes:
+        """Add typed text to the line, up to LINE_MAX; what was added."""
+        room = LINE_MAX - len(self.line)
+        if len(text) > room:
+            text = text[: max(room, 0)]
+            self.overflow = True
+        self.line += text
+        return text
 
     def finish(self) -> Output:
         """End of stdin: run what is left, then the session ends."""
-        out = self._execute() if self.line else []
+        out = self._execute() if self.line or self.overflow else []
         self.done = True
         return out
 
     def _execute(self) -> Output:
+        if self.overflow:
+            self.line.clear()
+            self.overflow = False
+            self.exit_code = 126  # as for a command adbd cannot start
+            if not self.pty:
+                return [(SHELL_STDERR, LINE_TOO_LONG)]
+            return [(SHELL_STDOUT, LINE_TOO_LONG.replace(b"\n", b"\r\n") + SHELL_PROMPT)]
         command = self.line.decode("utf-8", "replace").strip()
         self.line.clear()
         if command in ("exit", "logout") or command.startswith("exit "):

@@ -7,7 +7,9 @@ Programs register themselves with ``@command("name", ...)``; the shell finds the
 from __future__ import annotations
 
 import contextlib
+import math
 import posixpath
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -76,8 +78,14 @@ class EpisodeObserver(Protocol):
     of the episode (or refuses it, once the episode is over); a screenshot or dump a program
     fetches is reported to :meth:`observed`. ``command`` is the command line being run; each
     is announced (:meth:`command_started`, :meth:`command_finished`), so that one that
-    changes the phone without an action (a deep link opened) is a step too.
+    changes the phone without an action (a deep link opened) is a step too. Once it has
+    :attr:`ended`, the lines that started in it stop at their next command.
     """
+
+    @property
+    def ended(self) -> bool:
+        """Whether the episode is over."""
+        ...
 
     def act(self, action: Action, command: str) -> Observation:
         """Carry out ``action`` as a step of the episode; what the phone shows after it."""
@@ -94,6 +102,30 @@ class EpisodeObserver(Protocol):
     def command_finished(self, command: str) -> None:
         """The command line ended: what it changed without an action is a step too."""
         ...
+
+
+class LineStopped(BaseException):
+    """The command line must stop at once: it ran past its time or wrote past its output
+    budget, or its episode is over. Raised between commands and by writes, and caught where
+    the line started; a BaseException, so that no program's ``except Exception`` takes it."""
+
+
+@dataclass
+class Line:
+    """One command line a client runs, with what bounds it (``AndroidShell.run`` sets them).
+
+    ``observer`` is the episode that was in progress when it started (None: none was): its
+    actions are that episode's steps, and it stops once that episode is over or another took
+    the phone. ``deadline`` is a ``time.monotonic()`` value; ``output_left`` counts down the
+    bytes its programs may still write (to the client, a pipe or a file); ``depth`` is how
+    many shells (``sh``, ``eval``, scripts, ``$(...)``) are running inside one another.
+    """
+
+    command: str = ""
+    observer: EpisodeObserver | None = None
+    deadline: float = math.inf
+    output_left: int = sys.maxsize
+    depth: int = 0
 
 
 class DeviceState:
@@ -113,25 +145,37 @@ class DeviceState:
         self._slots: dict[type[Any], Any] = {}
         self.full_events = full_events
         self.network = network
-        # The episode an external program plays on this phone (None: no one counts steps),
-        # and the command line being run, which it records with each step.
+        # The episode an external program plays on this phone (None: no one counts steps).
         self.observer: EpisodeObserver | None = None
-        self.command_line = ""
+        # Per episode, the command lines of it running now and the first one's command:
+        # several clients' lines run at once, one command of each at a time.
+        self._running: dict[int, tuple[int, str]] = {}
 
     @contextlib.contextmanager
-    def running(self, command: str) -> Iterator[None]:
-        """Run the command line ``command``: the episode in progress, if any, is told when it
-        starts and ends."""
-        self.command_line = command
-        observer = self.observer
+    def running(self, line: Line, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
+        """Run ``line``: its episode, if any, is told when it starts and ends. Lines that run
+        at once are one command to the episode (told when the first starts and the last ends),
+        so that what they change without an action is one step, not lost between them.
+        ``lock`` is the phone's (the episode's bookkeeping happens under it)."""
+        observer = line.observer
         if observer is None:
             yield
             return
-        observer.command_started(command)
+        key = id(observer)
+        with lock:
+            count, first = self._running.get(key, (0, line.command))
+            self._running[key] = (count + 1, first)
+            if count == 0:
+                observer.command_started(first)
         try:
             yield
         finally:
-            observer.command_finished(command)
+            with lock:
+                count, first = self._running.pop(key)
+                if count > 1:
+                    self._running[key] = (count - 1, first)
+                else:
+                    observer.command_finished(first)
 
     def slot(self, cls: type[T]) -> T:
         """The state object of type ``cls`` (created with ``cls()`` when first asked for)."""
@@ -160,6 +204,7 @@ class Session:
     positional: list[str] = field(default_factory=list)
     name: str = "/system/bin/sh"
     subst_status: int | None = None  # status of the last command substitution
+    line: Line = field(default_factory=Line)  # the command line it runs (shared by subshells)
 
     def path(self, arg: str) -> str:
         """An argument as an absolute path (relative to the working directory)."""
@@ -168,14 +213,14 @@ class Session:
     def act(self, action: Action) -> Observation:
         """Drive the phone through its device contract, so the effect lands in its event log
         (as a step of the episode in progress, if one is)."""
-        observer = self.device.observer
+        observer = self.line.observer
         if observer is None:
             return self.phone.act(action)
-        return observer.act(action, self.device.command_line)
+        return observer.act(action, self.line.command)
 
     def observed(self, obs: Observation) -> Observation:
         """Report a screenshot or dump a program fetched to the episode in progress; ``obs``."""
-        observer = self.device.observer
+        observer = self.line.observer
         if observer is not None:
             observer.observed(obs)
         return obs
@@ -194,6 +239,7 @@ class Session:
             self.status,
             list(self.positional),
             self.name,
+            line=self.line,
         )
 
 

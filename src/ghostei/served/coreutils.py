@@ -213,13 +213,13 @@ def rm(session: Session, argv: list[str], io: IO) -> int:
     status = 0
     for arg in paths:
         path = session.path(arg)
-        st = session.fs.stat(path)
-        if st is None:
+        kind = session.fs.kind(path)
+        if kind is None:
             if not force:
                 io.error(f"rm: {arg}: No such file or directory")
                 status = 1
             continue
-        if st.is_dir and not recursive:
+        if kind == "dir" and not recursive:
             io.error(f"rm: {arg}: Is a directory")
             status = 1
             continue
@@ -249,13 +249,13 @@ def rmdir(session: Session, argv: list[str], io: IO) -> int:
 
 
 def _destination(session: Session, sources: list[str], target: str) -> list[tuple[str, str]]:
-    dest = session.fs.stat(session.path(target))
-    if len(sources) > 1 and (dest is None or not dest.is_dir):
+    into = session.fs.kind(session.path(target)) == "dir"
+    if len(sources) > 1 and not into:
         raise UsageError(f"'{target}' not directory")
     pairs = []
     for src in sources:
         to = target
-        if dest is not None and dest.is_dir:
+        if into:
             to = posixpath.join(target, posixpath.basename(src.rstrip("/")))
         pairs.append((src, to))
     return pairs
@@ -318,7 +318,7 @@ def touch(session: Session, argv: list[str], io: IO) -> int:
     status = 0
     for arg in paths:
         path = session.path(arg)
-        if "c" in opts and session.fs.stat(path) is None:
+        if "c" in opts and session.fs.kind(path) is None:
             continue
         try:
             session.fs.touch(path)

@@ -162,9 +162,9 @@ def cd(session: Session, argv: list[str], io: IO) -> int:
     """cd [DIR]: change the working directory of this shell."""
     target = argv[1] if len(argv) > 1 else session.env.get("HOME", "/")
     path = session.path(target)
-    st = session.fs.stat(path)
-    if st is None or not st.is_dir:
-        why = "No such file or directory" if st is None else "Not a directory"
+    kind = session.fs.kind(path)
+    if kind != "dir":
+        why = "No such file or directory" if kind is None else "Not a directory"
         raise UsageError(f"/system/bin/sh: cd: {target}: {why}", 2)
     session.cwd = path
     return 0

@@ -18,6 +18,7 @@ snapshot load), as a real emulator's disk is when a snapshot is loaded.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import posixpath
 import stat
@@ -25,7 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..world import FileEntry, World
 from .layout import (
@@ -108,6 +109,25 @@ class _Private:
 
 
 @dataclass
+class _Index:
+    """Where shared storage's files are in ``world.files``, so that finding one (and so
+    writing one) costs the same however many files the phone has.
+
+    ``key`` is what the world looked like when the index was last right (see
+    ``PhoneFS._key``): the files and folders lists (which, their lengths) and the phone's
+    event log and clock. Apps change files only while they handle something the phone does,
+    which logs an event or moves the clock (an action always moves it); the file system's
+    own changes update the index and its key as they make them. Any other change of the key
+    rebuilds the index from the lists.
+    """
+
+    key: tuple[object, ...]
+    files: dict[str, int]  # canonical path -> position of its (first) entry in world.files
+    dirs: dict[str, int]  # folder under /sdcard -> how many files lie in it, at any depth
+    folders: set[str]  # world.folders (made in Files or by mkdir)
+
+
+@dataclass
 class _State:
     """Everything the file system keeps beside the world; dropped with the world."""
 
@@ -116,6 +136,7 @@ class _State:
     sdcard_dirs: dict[str, int] = field(default_factory=dict)  # explicit folders -> mtime
     private_files: dict[str, _Private] = field(default_factory=dict)
     private_dirs: dict[str, int] = field(default_factory=dict)
+    index: _Index | None = None
 
 
 class PhoneFS:
@@ -161,6 +182,12 @@ class PhoneFS:
         with self.lock:
             return self._stat(self.canonical(path))
 
+    def kind(self, path: str) -> Literal["file", "dir"] | None:
+        """Whether the path (following links) is a file, a folder or nothing: what ``stat``
+        tells of it, at a cost that does not grow with the files in a folder."""
+        with self.lock:
+            return self._kind(self.canonical(path))
+
     def listdir(self, path: str) -> list[tuple[str, FileStat]] | None:
         """A directory's entries (names with their stats) sorted by name; None if not a dir."""
         with self.lock:
@@ -202,8 +229,7 @@ class PhoneFS:
             if p == "/dev/null":
                 return
             self._check_writable(p)
-            existing = self._stat(p)
-            if existing is not None and existing.is_dir:
+            if self._kind(p) == "dir":
                 raise _error(errno.EISDIR, path)
             self._makedirs(posixpath.dirname(p), when)
             if self.in_storage(p):
@@ -216,13 +242,13 @@ class PhoneFS:
         """Create one folder; raises ``OSError`` (EEXIST, ENOENT, EROFS) as mkdir(2) does."""
         with self.lock:
             p = self.canonical(path)
-            if self._stat(p) is not None:
+            if self._kind(p) is not None:
                 raise _error(errno.EEXIST, path)
             self._check_writable(p)
-            parent = self._stat(posixpath.dirname(p))
+            parent = self._kind(posixpath.dirname(p))
             if parent is None:
                 raise _error(errno.ENOENT, path)
-            if not parent.is_dir:
+            if parent != "dir":
                 raise _error(errno.ENOTDIR, path)
             self._add_dir(p, self.now())
 
@@ -230,9 +256,9 @@ class PhoneFS:
         """Create a folder and its missing parents (mkdir -p); raises ``OSError``."""
         with self.lock:
             p = self.canonical(path)
-            existing = self._stat(p)
+            existing = self._kind(p)
             if existing is not None:
-                if not existing.is_dir:
+                if existing != "dir":
                     raise _error(errno.EEXIST, path)
                 return
             self._check_writable(p)
@@ -250,12 +276,12 @@ class PhoneFS:
         """Delete a file, an empty folder, or with ``recursive`` a whole tree; raises OSError."""
         with self.lock:
             p = self.canonical(path)
-            st = self._stat(p)
-            if st is None:
+            kind = self._kind(p)
+            if kind is None:
                 raise _error(errno.ENOENT, path)
             if p in SKELETON_DIRS or p == SDCARD or p == "/dev/null" or _read_only(p):
                 raise _error(errno.EROFS if _read_only(p) else errno.EACCES, path)
-            if st.is_dir:
+            if kind == "dir":
                 if not recursive and self._children(p):
                     raise _error(errno.ENOTEMPTY, path)
                 self._remove_tree(p)
@@ -278,7 +304,7 @@ class PhoneFS:
                 for base in found:
                     if not _has_magic(part):
                         candidate = _join(base, _unescape(part))
-                        if self._stat(self.canonical(candidate or "/")) is not None:
+                        if self._kind(self.canonical(candidate or "/")) is not None:
                             nxt.append(candidate)
                         continue
                     listing = self.listdir(base or "/") or []
@@ -297,10 +323,8 @@ class PhoneFS:
         with self.lock:
             p = self.canonical(path)
             when = self.now() if mtime is None else mtime
-            st = self._stat(p)
-            if st is None:
-                parent = self._stat(posixpath.dirname(p))
-                if parent is None or not parent.is_dir:
+            if self._kind(p) is None:
+                if self._kind(posixpath.dirname(p)) != "dir":
                     raise _error(errno.ENOENT, path)
                 self.write(p, b"", 0o644, when)
                 return
@@ -340,6 +364,7 @@ class PhoneFS:
                 self._remove_file(d)
                 blob = self._s.blobs.pop(s, None)
                 entry.path = d
+                self._s.index = None  # the entry moved in place: positions are found anew
                 if blob is not None:
                     self._s.blobs[d] = blob
                 return
@@ -362,10 +387,55 @@ class PhoneFS:
             state.sdcard_dirs[f"{SDCARD}/{name}"] = now
         return state
 
+    def _key(self) -> tuple[object, ...]:
+        """What the index was built from (see ``_Index``)."""
+        world = self._s.world
+        events = self.phone.events
+        return (
+            *(id(world.files), len(world.files), id(world.folders), len(world.folders)),
+            *(id(events), len(events), self.phone.now()),
+        )
+
+    def _index(self) -> _Index:
+        """The index of shared storage, rebuilt if the world changed behind it."""
+        s = self._s
+        key = self._key()
+        if s.index is not None and s.index.key == key:
+            return s.index
+        index = _Index(key, {}, {}, set(s.world.folders))
+        for position, entry in enumerate(s.world.files):
+            p = _entry_path(entry)
+            if p not in index.files:
+                index.files[p] = position
+            for folder in _folders_above(p):
+                index.dirs[folder] = index.dirs.get(folder, 0) + 1
+        s.index = index
+        return index
+
     def _entry(self, p: str) -> FileEntry | None:
-        for entry in self._s.world.files:
-            if _entry_path(entry) == p:
-                return entry
+        position = self._index().files.get(p)
+        if position is None:
+            return None
+        entry = self._s.world.files[position]
+        if _entry_path(entry) != p:  # renamed in place behind the index: look again
+            self._s.index = None
+            position = self._index().files.get(p)
+            return None if position is None else self._s.world.files[position]
+        return entry
+
+    def _kind(self, p: str) -> Literal["file", "dir"] | None:
+        """Whether a canonical path is a file, a folder or nothing; unlike ``_stat`` it
+        costs the same however many files lie in a folder (it needs no folder's mtime)."""
+        if p == SDCARD:
+            return "dir"
+        if not self.in_storage(p):
+            st = self._stat(p)
+            return None if st is None else "dir" if st.is_dir else "file"
+        if self._entry(p) is not None:
+            return "file"
+        index = self._index()
+        if p in self._s.sdcard_dirs or p in index.folders or p in index.dirs:
+            return "dir"
         return None
 
     def _bytes(self, p: str, entry: FileEntry) -> bytes:
@@ -385,11 +455,7 @@ class PhoneFS:
             if entry is not None:
                 when = iso_to_epoch(entry.modified, iso_to_epoch(s.world.clock))
                 return FileStat(SDCARD_FILE_MODE, len(self._bytes(p, entry)), when)
-            if (
-                p in s.sdcard_dirs
-                or p in s.world.folders
-                or any(under(_entry_path(f), p) for f in s.world.files)
-            ):
+            if self._kind(p) == "dir":
                 return FileStat(SDCARD_DIR_MODE, 4096, self._dir_mtime(p))
             return None
         if p in SKELETON_DIRS or p in s.private_dirs:
@@ -408,12 +474,9 @@ class PhoneFS:
         s = self._s
         if p in s.sdcard_dirs:
             return s.sdcard_dirs[p]
-        times = [
-            iso_to_epoch(f.modified, self._boot_time())
-            for f in s.world.files
-            if under(_entry_path(f), p)
-        ]
-        return max(times, default=self._boot_time())
+        boot = self._boot_time()
+        times = [iso_to_epoch(f.modified, boot) for f in s.world.files if under(_entry_path(f), p)]
+        return max(times, default=boot)
 
     def _children(self, p: str) -> set[str]:
         s = self._s
@@ -450,17 +513,20 @@ class PhoneFS:
         if self.in_storage(p):
             if p != SDCARD:
                 self._s.sdcard_dirs[p] = when
-                if p not in self._s.world.folders:  # Files lists it, as MediaStore would
+                index = self._index()
+                if p not in index.folders:  # Files lists it, as MediaStore would
                     self._s.world.folders.append(p)
+                    index.folders.add(p)
+                    index.key = self._key()
         elif p not in SKELETON_DIRS:
             self._s.private_dirs[p] = when
 
     def _makedirs(self, p: str, when: int) -> None:
         missing: list[str] = []
-        while (st := self._stat(p)) is None:
+        while (kind := self._kind(p)) is None:
             missing.append(p)
             p = posixpath.dirname(p)
-        if not st.is_dir:
+        if kind != "dir":
             raise _error(errno.ENOTDIR, p)
         for d in reversed(missing):
             self._check_writable(d)
@@ -474,11 +540,17 @@ class PhoneFS:
         except UnicodeDecodeError:
             content, binary = "", True
         entry = FileEntry(path=p, content=content, size=len(data), modified=epoch_to_iso(when))
-        old = self._entry(p)
-        if old is not None:
-            s.world.files[s.world.files.index(old)] = entry
+        old = self._entry(p)  # first: it may find the index stale and rebuild it
+        index = self._index()
+        position = index.files.get(p) if old is not None else None
+        if position is not None:
+            s.world.files[position] = entry
         else:
+            index.files[p] = len(s.world.files)
             s.world.files.append(entry)
+            for folder in _folders_above(p):
+                index.dirs[folder] = index.dirs.get(folder, 0) + 1
+            index.key = self._key()
         if binary:
             s.blobs[p] = _Blob(entry, content, data)
         else:
@@ -487,7 +559,10 @@ class PhoneFS:
     def _remove_file(self, p: str) -> None:
         s = self._s
         if self.in_storage(p):
+            if self._entry(p) is None:
+                return  # nothing to remove: the files (and the index) stay as they are
             s.world.files = [f for f in s.world.files if _entry_path(f) != p]
+            s.index = None  # later files moved up a place
             s.blobs.pop(p, None)
         else:
             s.private_files.pop(p, None)
@@ -496,6 +571,7 @@ class PhoneFS:
         s = self._s
         if self.in_storage(p):
             s.world.files = [f for f in s.world.files if not under(_entry_path(f), p)]
+            s.index = None
             for key in [k for k in s.blobs if under(k, p)]:
                 del s.blobs[key]
             for key in [k for k in s.sdcard_dirs if under(k, p)]:
@@ -509,8 +585,23 @@ class PhoneFS:
 
 
 def _entry_path(entry: FileEntry) -> str:
-    path = entry.path if entry.path.startswith("/") else f"{SDCARD}/{entry.path}"
-    return PhoneFS.canonical(path)
+    return _canonical_entry_path(entry.path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _canonical_entry_path(path: str) -> str:
+    # Cached: rebuilding the index reads every entry's path, mostly the same strings again.
+    return PhoneFS.canonical(path if path.startswith("/") else f"{SDCARD}/{path}")
+
+
+def _folders_above(p: str) -> list[str]:
+    """The folders of shared storage a file at ``p`` lies in (``/sdcard`` itself aside)."""
+    out: list[str] = []
+    folder = posixpath.dirname(p)
+    while folder != SDCARD and under(folder, SDCARD):
+        out.append(folder)
+        folder = posixpath.dirname(folder)
+    return out
 
 
 def _read_only(p: str) -> bool:
