@@ -251,7 +251,7 @@ def test_bad_calls_are_errors_not_steps_and_an_ended_episode_takes_no_action() -
     errors = [r.is_error for r in results]
     assert errors == [True, True, True, False, False, True, True]
     assert text(results[0]) == "invalid call tap({}): tap: click needs x/y or index"
-    assert "direction: Input should be" in text(results[1])
+    assert "argument 'direction': \"sideways\" is not one of up, down" in text(results[1])
     assert "unknown tool 'teleport'" in text(results[2])
     assert "the episode has ended (step limit)" in text(results[4])
     assert "the episode has ended" in text(results[5])

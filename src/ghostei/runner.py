@@ -38,6 +38,8 @@ from .injection import NoInjection, injection_kind
 from .providers import MeteredProvider, PriceTable, Provider, ProviderConfig, build_provider
 from .providers.retry import REQUEST_CONTEXT
 from .rundir import EpisodeRecord, RunDir
+from .sim.navigation import DEFAULT_NAVIGATION, Navigation
+from .sim.navigation import check as check_navigation
 from .sim.phone import SimPhone
 from .world import Owner, build_world
 
@@ -71,6 +73,8 @@ class RunConfig:
     # only records these: ghostei.integrations.external runs such episodes.
     agent_cmd: str | None = None
     episode_timeout: float = 600.0
+    # The simulated (and served) phone's system navigation: gestures, or a bar of keys.
+    navigation: Navigation = DEFAULT_NAVIGATION
 
     def label(self, agent: str) -> str:
         """The agent's name in records and reports: with its defences, ``m3a+overlay-gate``."""
@@ -83,6 +87,9 @@ class RunConfig:
         external: dict[str, Any] = {}
         if self.agent_cmd is not None:  # other runs' manifests stay as they were
             external = {"agent_cmd": self.agent_cmd, "episode_timeout": self.episode_timeout}
+        navigation: dict[str, Any] = {}
+        if self.navigation != DEFAULT_NAVIGATION:  # other runs' manifests stay as they were
+            navigation = {"navigation": self.navigation}
         return {
             "agents": list(self.agents),
             "seed": self.seed,
@@ -98,6 +105,7 @@ class RunConfig:
             "defences": list(self.defences),
             "attack": self.attack,
             **external,
+            **navigation,
         }
 
     @classmethod
@@ -164,6 +172,11 @@ class RunConfig:
         except ValueError as exc:
             raise ValueError(f"config.attack: {exc}") from None
         agent_cmd = value("agent_cmd", str, "a shell command", None)
+        navigation = value("navigation", str, "a navigation mode", DEFAULT_NAVIGATION)
+        try:
+            navigation = check_navigation(navigation)
+        except ValueError as exc:
+            raise ValueError(f"config.navigation: {exc}") from None
         timeout = data.get("episode_timeout", 600.0)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ValueError(f"config.episode_timeout: must be seconds above 0, not {timeout!r}")
@@ -185,6 +198,7 @@ class RunConfig:
             backend=backend,
             serial=serial,
             adb_port=adb_port,
+            navigation=navigation,
         )
 
 
@@ -228,7 +242,7 @@ class Trajectory:
 def make_device(config: RunConfig, case: Case) -> Device:
     """The device an episode runs on: a fresh simulated phone, or the configured Android one."""
     if config.backend == "sim":
-        return SimPhone(config.width, config.height)
+        return SimPhone(config.width, config.height, config.navigation)
     if config.backend == "android":
         if not config.serial:
             raise ValueError("the android backend needs a device serial (--serial)")

@@ -5,9 +5,13 @@ Library code never prints; commands do, through these.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -18,6 +22,7 @@ from rich.text import Text
 from ..providers import Provider, ProviderConfig, ProviderConfigError, build_provider
 from ..providers.preflight import EndpointError, EndpointReport, PromptSize, check_endpoint
 from ..rundir import RunDir, RunDirError
+from ..sim.navigation import DEFAULT_NAVIGATION, NAVIGATIONS
 
 out = Console()
 err = Console(stderr=True)
@@ -42,6 +47,55 @@ def hold_run_dir(rundir: RunDir) -> None:
     except OSError as exc:
         fail(f"{rundir.path}: cannot take the run folder: {exc.strerror or exc}")
     click.get_current_context().call_on_close(lock.release)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was told to stop: ^C (SIGINT), SIGTERM or a hang-up (SIGHUP). A
+    KeyboardInterrupt, so every clean-up that ^C runs runs for the others too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_code(self) -> int:
+        """What a shell reports for a command a signal ended."""
+        return 128 + self.signum
+
+
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While the block runs, SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main
+    thread (Python's default for SIGTERM and SIGHUP is to die at once, cleaning up nothing: a
+    run's programs and adb servers would outlive it). One already ignored (a background job's
+    SIGINT, ``nohup``'s SIGHUP) stays ignored; after the first, the others are, so that the
+    clean-up the first started is not cut short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        for sig in STOPPING_SIGNALS:
+            if signal.getsignal(sig) is stop:
+                signal.signal(sig, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    before = {sig: signal.getsignal(sig) for sig in STOPPING_SIGNALS}
+    for sig, handler in before.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def warn(message: str) -> None:
@@ -126,6 +180,18 @@ def model_options(*, image_max_side: int | None, model_help: str) -> Callable[[F
             ),
         ]
     return stacked(options)
+
+
+# ``--navigation`` of ``run`` and ``device serve``: the simulated phone's system navigation.
+navigation_option = click.option(
+    "--navigation",
+    type=click.Choice(NAVIGATIONS),
+    default=DEFAULT_NAVIGATION,
+    show_default=True,
+    help="The phone's system navigation: gestures (a swipe up from the handle goes Home), or "
+    "the bar of Back, Home and Overview keys a tap presses (buttons; two-button: Back and a "
+    "Home pill). Programs whose only back is a tap on the bar need buttons.",
+)
 
 
 def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:

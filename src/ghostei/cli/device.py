@@ -11,7 +11,7 @@ import click
 from rich.table import Table
 
 from ..cases import CaseError, select_cases
-from .console import out
+from .console import navigation_option, out
 
 
 def _screen(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
@@ -59,6 +59,7 @@ def device() -> None:
     help="Log every event of the phone under the GhostEI logcat tag, not only what a stock "
     "emulator with the helper app logs (for debugging).",
 )
+@navigation_option
 def serve(
     count: int,
     base_port: int,
@@ -66,6 +67,7 @@ def serve(
     screen: tuple[int, int],
     cases_spec: str | None,
     full_events: bool,
+    navigation: str,
 ) -> None:
     """Serve phones as emulator-5554, emulator-5556, … until Ctrl-C.
 
@@ -89,6 +91,7 @@ def serve(
             height=height,
             cases=cases,
             full_events=full_events,
+            navigation=navigation,
         )
     except OSError as exc:
         last = base_port + 2 * count - 1
@@ -115,6 +118,7 @@ def serve(
         )
         events = "every event" if full_events else "the helper app's events (stock)"
         out.print(f"logcat GhostEI: {events}", highlight=False)
+        out.print(f"navigation: {navigation}", highlight=False)
         server = phones.server_port
         if all(phones.registered) and wait_for_devices(phones.serials, server, timeout=5):
             out.print(f"registered with the adb server on port {server}", highlight=False)

@@ -115,7 +115,10 @@ def mcp(
     err.print(f"ghostei mcp: case {case.id} on stdio, run folder {out}", highlight=False)
     # A client may end its server with SIGTERM instead of closing its input (the spec's
     # fallback): the episode is judged and written all the same, as if it had closed it.
-    signal.signal(signal.SIGTERM, _interrupt)
+    # ^C too, and at the first: left to Python's own handler, SIGINT would meet asyncio's
+    # (anyio.run installs it then), which only cancels the serving task, and that waits for
+    # the SDK's reader of standard input, blocked in a thread until the client writes.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         record = run_episode_over_stdio(case, config, out)
     except RunDirError as exc:
@@ -129,6 +132,9 @@ def mcp(
             _say(written)
         sys.stderr.flush()
         os._exit(130)
+    finally:  # the command may run inside another program (click's test runner)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     _say(record)
 
 

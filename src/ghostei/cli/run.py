@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, NoReturn, cast
 
 import click
 from rich.text import Text
@@ -28,15 +30,19 @@ from ..providers import PriceTable, ProviderConfig
 from ..providers.preflight import PromptSize
 from ..rundir import EpisodeRecord, RunDir, RunDirError, StorageError
 from ..runner import RunConfig, new_manifest
+from ..sim.navigation import DEFAULT_NAVIGATION, Navigation
 from .cases import select_or_fail
 from .console import (
+    Interrupted,
     connect_model,
     err,
     fail,
     hold_run_dir,
     model_options,
+    navigation_option,
     out,
     progress_bar,
+    signals_interrupt,
     warn,
 )
 
@@ -109,6 +115,7 @@ from .console import (
     show_default=True,
     help="Screen size WxH of the simulated phone.",
 )
+@navigation_option
 @click.option(
     "--frames",
     "frames_mode",
@@ -221,6 +228,7 @@ def run(
     ray_address: str | None,
     ray_cpus: float,
     screen: str,
+    navigation: str,
     frames_mode: str,
     no_frames: bool,
     model: str | None,
@@ -327,6 +335,8 @@ def run(
             check_backend(attack, backend)
         except ValueError as exc:
             fail(f"--attack-variant {attack}: {exc}")
+        if backend == "android" and navigation != DEFAULT_NAVIGATION:
+            fail("--navigation: an Android device keeps its own (adb shell cmd overlay ...)")
         if backend == "android" and executor == "local":
             _check_android(serials[0] if serials else None, adb_port)
         if prices is not None:
@@ -380,6 +390,7 @@ def run(
             adb_port=adb_port,
             defences=defences,
             attack=attack,
+            navigation=cast(Navigation, navigation),
         )
         if agent_cmd is not None:
             name = agent_name or _external_name(agent_cmd)
@@ -411,7 +422,7 @@ def run(
     not_started = 0
     try:  # a record that stops validating mid-run (another writer, a bad disk) is an error
         already = len(rundir.records())
-        with progress_bar() as progress:
+        with signals_interrupt(), progress_bar() as progress:
             task = progress.add_task("episodes", total=total, completed=already)
             if config.agent_cmd is not None:
                 _execute_external(rundir, config, cases, concurrency or 1, progress, task)
@@ -433,6 +444,8 @@ def run(
         fail(f"{exc}; once it can be written, finish the run: ghostei run --resume --out {out}")
     except RunDirError as exc:
         fail(f"{out}: {exc}")
+    except KeyboardInterrupt as exc:  # ^C, SIGTERM, SIGHUP: its children are ended by now
+        _interrupted(rundir, total, exc)
     _print_summary(records, [config.label(a) for a in config.agents], config.attack)
     out.mkdir(parents=True, exist_ok=True)
     err.print(f"run folder: {rundir.path}", highlight=False, markup=False)
@@ -440,10 +453,35 @@ def run(
     for r in errors:
         line = Text.assemble(("error", "red"), f" case {r.case} agent {r.agent}: {r.error}")
         err.print(line, highlight=False)
+    if errors:
+        causes = Counter(r.error or "no cause recorded" for r in errors)
+        why = "; ".join(f"{n} × {cause}" for cause, n in causes.most_common())
+        warn(
+            f"{len(errors)} of {len(records)} episode(s) ended in error (counted in no rate, "
+            f"never as safe): {why}. `ghostei run --resume --out {out}` runs them again"
+        )
     if not_started:
         warn(f"{not_started} episode(s) not started: every device was lost; --resume runs them")
     if errors or not_started:
         sys.exit(1)
+
+
+def _interrupted(rundir: RunDir, total: int, exc: KeyboardInterrupt) -> NoReturn:
+    """Say how far an interrupted run got and how to finish it; exit as a shell reports a
+    command the signal ended (130 for ^C, 143 for SIGTERM)."""
+    signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+    try:
+        done = f"{len(rundir.records())} of {total} episode(s) recorded"
+    except RunDirError:
+        done = "the episodes finished are recorded"
+    err.print(
+        f"interrupted ({signal.Signals(signum).name}): {done}, the ones in flight dropped; "
+        f"finish the run: ghostei run --resume --out {rundir.path}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    sys.exit(128 + signum)
 
 
 def _check_agent_cmd(agent_cmd: str, agents: tuple[str, ...]) -> None:
@@ -731,6 +769,7 @@ _RUN_FIELDS: dict[str, Callable[[RunConfig], Any]] = {
     "agent_cmd": lambda c: c.agent_cmd,
     "agent_name": lambda c: c.agents[0] if c.agent_cmd is not None else None,
     "episode_timeout": lambda c: c.episode_timeout,
+    "navigation": lambda c: c.navigation,
 }
 _MODEL_FIELDS = (
     "model",

@@ -3,9 +3,12 @@ phone as tool calls: the inspect_ai task and the MCP server.
 
 Each tool has a name, a description and JSON-schema parameters (:data:`PHONE_TOOLS`); a call
 maps to the canonical :class:`~ghostei.actions.Action` (:func:`tool_call_to_action`) and an
-action back to its call (:func:`action_to_tool_call`). :func:`element_list` is the element
-list the model reads beside the screenshot. :class:`ToolSession` is what a tool server drives:
-one episode's phone, seen only through the tools.
+action back to its call (:func:`action_to_tool_call`); :func:`check_arguments` holds a call to
+its tool's schema and :func:`check_on_screen` its target to the screen now, so that a tool
+server refuses what the phone cannot carry out instead of taking a step for it.
+:func:`element_list` is the element list the model reads beside the screenshot.
+:class:`ToolSession` is what a tool server drives: one episode's phone, seen only through the
+tools.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ..actions import Action
-from ..observation import Observation
+from ..observation import Observation, touch_point
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,73 @@ def tool_call_to_action(function: str, arguments: dict[str, Any]) -> Action:
     raise ValueError(f"unknown tool {function!r}")
 
 
+def check_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    """Hold a call's ``arguments`` to ``spec``'s input schema (required, known, typed); raises
+    ValueError naming the argument. :func:`tool_call_to_action` alone is lenient (it fills a
+    missing answer with "" and ignores unknown keys), which would let ``answer({})`` end an
+    episode with no answer."""
+    # Clients on strict function calling send null for what they leave out: null is no
+    # value, for a required argument as for an optional one.
+    missing = [name for name in spec.required if arguments.get(name) is None]
+    problems = [f"missing required argument {name!r}" for name in missing]
+    for name, value in arguments.items():
+        schema = spec.parameters.get(name)
+        if schema is None:
+            known = ", ".join(spec.parameters) or "none"
+            problems.append(f"unexpected argument {name!r} (it takes: {known})")
+        elif value is not None and not _fits(value, schema):
+            problems.append(f"argument {name!r}: {json.dumps(value)} is not {_kind(schema)}")
+    if problems:
+        raise ValueError(f"{spec.name}: {'; '.join(problems)}")
+
+
+def _fits(value: Any, schema: dict[str, Any]) -> bool:
+    if schema["type"] == "integer":
+        # JSON has one number type: 3.0 is the integer 3 to a schema validator too.
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        return numeric and float(value).is_integer()
+    return isinstance(value, str) and value in schema.get("enum", [value])
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(schema["enum"])
+    return "an integer" if schema["type"] == "integer" else "a string"
+
+
+def check_on_screen(action: Action, screen: Observation, tool: str | None = None) -> None:
+    """Hold ``action``'s target to ``screen``, the phone's screen now: an element index must
+    be one it lists, and every point touched (a pixel, an element's centre, a swipe's two
+    ends) must lie on it. Raises ValueError saying what is wrong (of ``tool``, the call's
+    name; else of the action's type). A tool server checks this before the step: the phone
+    itself would log a miss and take the step, which a client cannot tell from a tap that
+    did nothing."""
+    size = f"{screen.width}x{screen.height}"
+    count = len(screen.elements)
+    kind = action.action_type
+    name = tool or kind
+    if action.index is not None and not 0 <= action.index < count:
+        listed = f"0 to {count - 1}" if count else "none"
+        raise ValueError(
+            f"{name}: no element with index {action.index} on the screen now (indices: "
+            f"{listed}; `elements` lists them)"
+        )
+    if kind in ("swipe", "drag"):
+        assert action.x2 is not None and action.y2 is not None  # the action's own check
+        points = {"start": touch_point(action, []), "end": (action.x2, action.y2)}
+    elif kind == "scroll":
+        points = {}  # its index picks the list to scroll: no point of it is touched
+    elif action.x is not None:
+        points = {"point": touch_point(action, [])}
+    else:  # the element's centre: off the screen for one that mostly is
+        points = {f"element {action.index}'s centre": touch_point(action, screen.elements)}
+    for what, point in points.items():
+        if point is not None and not (
+            0 <= point[0] < screen.width and 0 <= point[1] < screen.height
+        ):
+            raise ValueError(f"{name}: {what} {point} is off the {size} screen")
+
+
 def _problem(error: ErrorDetails) -> str:
     message = error["msg"].removeprefix("Value error, ")
     where = ".".join(str(part) for part in error["loc"])
@@ -238,8 +308,10 @@ class ToolSession(Protocol):
     """One episode's phone as a tool server drives it.
 
     ``look`` is an observation the client fetched (a screenshot or the element list): it
-    counts for exposure. ``act`` carries out one step; ``end`` ends the episode with a
-    terminal action (finish, refuse, answer). Once ``ended``, no action is carried out.
+    counts for exposure. ``screen`` is the screen now as the server checks a call's target
+    against it: the client is shown nothing, so it counts for nothing. ``act`` carries out
+    one step; ``end`` ends the episode with a terminal action (finish, refuse, answer). Once
+    ``ended``, no action is carried out.
     """
 
     @property
@@ -249,6 +321,10 @@ class ToolSession(Protocol):
 
     def look(self) -> Observation:
         """The current screen, as the client fetched it."""
+        ...
+
+    def screen(self) -> Observation:
+        """The current screen, not shown to the client (no look: no exposure)."""
         ...
 
     def act(self, action: Action) -> Observation:

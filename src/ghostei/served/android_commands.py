@@ -23,6 +23,7 @@ from ..device import OverlaySpec, OverlayStyle
 from .commands import IO, PROGRAMS, Session, UsageError, command, strerror
 from .input_commands import keycode, press_key, type_text
 from .intents import FLAG_ACTIVITY_NEW_TASK, FLAG_RECEIVER_FROM_SHELL, Intent, parse_intent
+from .overlays import overlay
 from .package_manager import activity_target
 from .packages import installed, main_activity, short_component
 from .screen import windows_xml
@@ -362,11 +363,11 @@ _SERVICES = {
 
 @command("cmd")
 def cmd(session: Session, argv: list[str], io: IO) -> int:
-    """cmd SERVICE ARGS: package, activity, input, settings, window, statusbar."""
+    """cmd SERVICE ARGS: package, activity, input, settings, window, statusbar, overlay."""
     args = argv[1:]
     if not args or args[0] == "-l":
         io.print("Currently running services:")
-        for name in sorted([*_SERVICES, "notification", "statusbar"]):
+        for name in sorted([*_SERVICES, "notification", "overlay", "statusbar"]):
             io.print(f"  {name}")
         return 0
     service, rest = args[0], args[1:]
@@ -377,6 +378,8 @@ def cmd(session: Session, argv: list[str], io: IO) -> int:
         return PROGRAMS[program](session, [program, *rest], io)
     if service == "statusbar":
         return _statusbar(session, rest)
+    if service == "overlay":
+        return overlay(session, [service, *rest], io)
     io.error(f"Can't find service: {service}")
     return 20
 

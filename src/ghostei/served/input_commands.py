@@ -132,9 +132,14 @@ def press_key(session: Session, code: int) -> None:
     if code == 3:
         session.act(Action(action_type="navigate_home"))
     elif code == 187:
-        # APP_SWITCH: the overview of recent apps, which gesture navigation opens with a
-        # short swipe up from the gesture bar (the phone's only way there, so the key is it).
+        # APP_SWITCH: the overview of recent apps, which the three-button bar's Overview key
+        # opens, and gesture navigation (or the two-button bar's pill) a short swipe up from
+        # the bar: the phone's ways there, so the key is one of them.
         phone = session.phone
+        key = phone.navigation_key("recent_apps")
+        if key is not None:
+            session.act(Action(action_type="click", x=key[0], y=key[1]))
+            return
         x, bottom = phone.width // 2, phone.height - 1
         end = round(phone.height * RECENTS_KEY_END)
         session.act(Action(action_type="swipe", x=x, y=bottom, x2=x, y2=end))

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..cases import Case, builtin_cases
 from ..injection import build_injection
+from ..sim.navigation import DEFAULT_NAVIGATION
 from ..sim.phone import SimPhone
 from ..world import build_world
 from .adbd import AdbDaemon
@@ -69,7 +70,8 @@ class ServedPhone:
     """One simulated phone with its adbd and console.
 
     Its logcat prints the helper app's events only, unless ``full_events``; its ``network``
-    is how its browser reaches the phishing server.
+    is how its browser reaches the phishing server. ``navigation`` is the system navigation
+    it starts each episode (each snapshot load) with: gestures, buttons or two-button.
     """
 
     def __init__(
@@ -82,11 +84,12 @@ class ServedPhone:
         token_path: Path | None = None,
         snapshots: Iterable[tuple[str, str]] = (),
         full_events: bool = False,
+        navigation: str = DEFAULT_NAVIGATION,
     ) -> None:
         self.console_port = console_port
         self.adb_port = console_port + 1
         self.serial = f"emulator-{console_port}"
-        self.phone = SimPhone(width, height)
+        self.phone = SimPhone(width, height, navigation)
         self.fs = PhoneFS(self.phone)
         # The phone is not thread-safe: adbd's streams, the console and the file system all
         # take this one lock around every use of it.
@@ -200,7 +203,8 @@ class ServedPhones:
     ``cases`` (default: the built-in cases) give the pre-made snapshots. ``register`` announces
     each phone to the adb server; ``registered`` tells which announcements reached a server.
     ``full_events`` makes each phone's logcat print every event of its log, not only the
-    helper app's (``ghostei device serve --full-events``).
+    helper app's (``ghostei device serve --full-events``); ``navigation`` is the phones'
+    system navigation (``--navigation``).
     """
 
     def __init__(
@@ -216,6 +220,7 @@ class ServedPhones:
         token_path: Path | None = None,
         register: bool = True,
         full_events: bool = False,
+        navigation: str = DEFAULT_NAVIGATION,
     ) -> None:
         if count < 1:
             raise ValueError("count must be at least 1")
@@ -234,6 +239,7 @@ class ServedPhones:
                     token_path=token_path,
                     snapshots=snapshots,
                     full_events=full_events,
+                    navigation=navigation,
                 )
                 self.phones.append(phone.start())
         except OSError:

@@ -3,9 +3,10 @@
 Keys that have a world setting read and write it (``global airplane_mode_on``, ``secure
 location_mode``, ``global package_verifier_enable`` for Play Protect, ``secure
 install_non_market_apps``, ``global adb_enabled``, ``system screen_off_timeout`` in ms, ...);
-other keys are kept as given, starting from the values an API-34 emulator has. Writes are
-seeding, not a user's actions: they change the world without events, as ``settings put`` on a
-device shows in no app's log.
+``secure navigation_mode`` is the phone's navigation (0 three-button, 1 two-button, 2
+gestures; :mod:`ghostei.sim.navigation`). Other keys are kept as given, starting from the
+values an API-34 emulator has. Writes are seeding, not a user's actions: they change the world
+without events, as ``settings put`` on a device shows in no app's log.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..android.helper import ACCESSIBILITY_SERVICE, NOTIFICATION_LISTENER, SPEAK_PASSWORD
+from ..sim import navigation as nav
 from .commands import IO, Session, UsageError, command
 
 
@@ -85,6 +87,8 @@ class SettingsStore:
 
 def setting_get(session: Session, namespace: str, key: str) -> str | None:
     """A setting's value, None if unset."""
+    if (namespace, key) == nav.SETTING_KEY:
+        return nav.SETTING_VALUES[session.phone.navigation]
     mapped = MAPPED.get((namespace, key))
     if mapped is not None and mapped.scale:
         return str(int(getattr(session.phone.world.settings, mapped.field)) * mapped.scale)
@@ -96,6 +100,14 @@ def setting_get(session: Session, namespace: str, key: str) -> str | None:
 
 def setting_put(session: Session, namespace: str, key: str, value: str) -> None:
     """Set a setting (a world setting where the key has one)."""
+    if (namespace, key) == nav.SETTING_KEY:
+        # On a device the overlay (cmd overlay) decides the mode and SystemUI writes this
+        # key after it; clients write the key to switch, so here the key switches too. A
+        # value that is no mode leaves the mode as it is.
+        mode = nav.from_setting(value)
+        if mode is not None:
+            session.phone.set_navigation(mode)
+        return
     mapped = MAPPED.get((namespace, key))
     if mapped is not None and mapped.scale:
         if not value.strip().isdigit():
@@ -117,6 +129,8 @@ def setting_delete(session: Session, namespace: str, key: str) -> bool:
 def settings_keys(session: Session, namespace: str) -> dict[str, str]:
     """Every key of a namespace with its value (world-backed keys included)."""
     keys = dict(session.device.slot(SettingsStore).values[namespace])
+    if namespace == nav.SETTING_KEY[0]:
+        keys[nav.SETTING_KEY[1]] = nav.SETTING_VALUES[session.phone.navigation]
     for (ns, key), _ in MAPPED.items():
         if ns == namespace:
             keys[key] = setting_get(session, ns, key) or ""

@@ -14,6 +14,7 @@ from ..events import EventLog
 from ..observability import SIM, register_backend
 from ..observation import Observation, UIElement, touch_point
 from ..world import FileEntry, Sms, WebPage, World, build_world
+from . import navigation as nav
 from . import system_ui as sysui
 from .apps import installed_apps
 from .apps.base import App, SharePayload, resolve_app
@@ -42,11 +43,15 @@ class SimPhone:
 
     observability = SIM  # it writes every event of its world and holds the whole state
 
-    def __init__(self, width: int = 1080, height: int = 2400) -> None:
+    def __init__(
+        self, width: int = 1080, height: int = 2400, navigation: str = nav.DEFAULT_NAVIGATION
+    ) -> None:
         if width < 320 or height < 480:
             raise ValueError(f"screen {width}x{height} is too small (at least 320x480)")
         self.width = width
         self.height = height
+        # The navigation each reset starts with; the phone's mode now is ``navigation``.
+        self.default_navigation = nav.check(navigation)
         self.density = width / REFERENCE_WIDTH_DP
         self.layout = make_layout(self.density)
         self.compositor = compositor_for(width, height, self.density)
@@ -79,12 +84,29 @@ class SimPhone:
         self._keyboard: Window | None = None  # laid out once (see _keyboard_window)
         self._acting_package = ""
         self.seed = seed
+        # A mode switched during an episode (settings, cmd overlay) does not outlive it.
+        self.navigation: nav.Navigation = self.default_navigation
         return self.observe()
 
     @property
     def world(self) -> World:
         """Live world data."""
         return self._world
+
+    def set_navigation(self, mode: str) -> None:
+        """Switch the system navigation (gestures, buttons or two-button) from now on, as
+        Settings' System navigation does; the switch itself is no event."""
+        self.navigation = nav.check(mode)
+
+    def navigation_key(self, rid: str) -> tuple[int, int] | None:
+        """Where the navigation bar's key ``rid`` (back, home, recent_apps) is, its centre;
+        None if the bar has no such key (gesture navigation has none)."""
+        bar = self._navigation_window(self._px(nav.BAR_DP[self.navigation]))
+        for node in bar.root.walk():
+            if node.rid == rid and node.clickable:
+                left, top, right, bottom = node.bounds
+                return (left + right) // 2, (top + bottom) // 2
+        return None
 
     def begin_step(self, step: int) -> None:
         """Events from now on belong to agent step ``step``."""
@@ -324,7 +346,7 @@ class SimPhone:
 
     def _windows(self) -> list[Window]:
         w, h = self.width, self.height
-        status_h, nav_h = self._px(sysui.STATUS_BAR_DP), self._px(sysui.NAV_BAR_DP)
+        status_h, nav_h = self._px(sysui.STATUS_BAR_DP), self._px(nav.BAR_DP[self.navigation])
         windows: list[Window] = []
         content = self._foreground_view()
         focused = self._mark_focus(content)
@@ -348,15 +370,7 @@ class SimPhone:
                 (0, 0, w, status_h),
             )
         )
-        windows.append(
-            self._window(
-                "NavigationBar",
-                "navigation_bar",
-                sysui.SYSTEMUI_PACKAGE,
-                sysui.navigation_bar(),
-                (0, h - nav_h, w, h),
-            )
-        )
+        windows.append(self._navigation_window(nav_h))
         if self.heads_up is not None and not self.shade_open:
             n = self.heads_up[0]
             card = sysui.heads_up(n, lambda: self._open_notification(n))
@@ -384,6 +398,16 @@ class SimPhone:
                 )
             )
         return windows
+
+    def _navigation_window(self, nav_h: int) -> Window:
+        bar = sysui.navigation_bar(
+            self.navigation,
+            back=self._do_navigate_back,
+            home=self._do_navigate_home,
+            recents=self._show_recents,
+        )
+        frame = (0, self.height - nav_h, self.width, self.height)
+        return self._window("NavigationBar", "navigation_bar", sysui.SYSTEMUI_PACKAGE, bar, frame)
 
     def _keyboard_window(self, frame: Rect) -> Window:
         """The keyboard, laid out once per frame: its keys never change (their taps call
@@ -814,7 +838,16 @@ class SimPhone:
         )
         x, y, x2, y2 = action.x, action.y, action.x2, action.y2
         status_h = self._px(sysui.STATUS_BAR_DP)
-        if y >= self.height - self._px(sysui.NAV_BAR_DP) and y - y2 > self.height // 8:
+        on_bar = y >= self.height - self._px(nav.BAR_DP[self.navigation])
+        if on_bar and self.navigation != "gestures":
+            # A bar of keys takes the touch: a swipe off a key presses nothing, except the
+            # two-button bar's swipe up from its Home pill, which is the overview.
+            if self.navigation == "two-button" and y - y2 > self.height // 8:
+                self._show_recents()
+            else:
+                self.events.append("scrolled", self.foreground_package, moved=False)
+            return
+        if on_bar and y - y2 > self.height // 8:
             # Gesture navigation, up from the gesture bar: a swipe that stops in the lower
             # part of the screen is swipe-up-and-hold (the overview of recent apps), a
             # longer one goes Home.
@@ -849,7 +882,7 @@ class SimPhone:
 
     _do_drag = _do_swipe
 
-    def _do_navigate_back(self, action: Action) -> None:
+    def _do_navigate_back(self, action: Action | None = None) -> None:
         self.events.append("navigated_back", self.foreground_package)
         if self.shade_open:
             self.shade_open = False
@@ -876,7 +909,7 @@ class SimPhone:
             if not handled:
                 self.foreground = None
 
-    def _do_navigate_home(self, action: Action) -> None:
+    def _do_navigate_home(self, action: Action | None = None) -> None:
         self.recents_open = False
         self.shade_open = False
         self.share_sheet = None

@@ -333,6 +333,16 @@ class Renderer:
             k = r // 2
             tick = [(cx - k, cy), (cx - k // 3, cy + k * 2 // 3), (cx + k, cy - k // 2)]
             draw.line(tick, fill=fg, width=lw, joint="curve")
+        elif glyph in ("nav_back", "nav_home", "nav_recents"):  # the navigation bar's keys
+            k = round(r * 0.36)
+            if glyph == "nav_back":
+                points = [(cx - k, cy), (cx + k * 3 // 4, cy - k), (cx + k * 3 // 4, cy + k)]
+                draw.polygon(points, outline=fg, width=lw)
+            elif glyph == "nav_home":
+                draw.ellipse((cx - k, cy - k, cx + k, cy + k), outline=fg, width=lw)
+            else:
+                k = k * 4 // 5
+                draw.rounded_rectangle((cx - k, cy - k, cx + k, cy + k), 3, outline=fg, width=lw)
         elif glyph:
             size_px = max(8, round(node.style.size * self.density))
             w = text_length(glyph, size_px, 700)

@@ -18,6 +18,7 @@ from ..apps import LAUNCHER_PACKAGE as LAUNCHER_PACKAGE
 from ..apps import SYSTEMUI_PACKAGE as SYSTEMUI_PACKAGE
 from ..device import OverlaySpec
 from .apps.base import AppFactory, resolve_app
+from .navigation import BAR_DP, Navigation
 from .ui import (
     ACCENT,
     FILL,
@@ -39,7 +40,6 @@ from .ui import (
 )
 
 STATUS_BAR_DP = 24.0
-NAV_BAR_DP = 24.0
 KEYBOARD_DP = 312.0
 HEADS_UP_STEPS = 4  # a heads-up notification stays up for this many actions
 
@@ -70,14 +70,76 @@ def status_bar(clock: str) -> Node:
     )
 
 
-def navigation_bar() -> Node:
-    """The gesture handle of gesture navigation."""
+NAV_KEY_DP = 70.0  # SystemUI's navigation_key_width
+NAV_BAR_BG = (243, 237, 247)
+NAV_KEY_FG = (73, 69, 79)
+
+
+def _no_key() -> None:
+    pass
+
+
+def navigation_bar(
+    mode: Navigation = "gestures",
+    *,
+    back: Handler = _no_key,
+    home: Handler = _no_key,
+    recents: Handler = _no_key,
+) -> Node:
+    """The navigation bar of ``mode``: gesture navigation's handle, or a bar of keys that a
+    tap presses (``back``, ``home`` and ``recents`` are what they do), named as SystemUI
+    names them (``com.android.systemui:id/back``, content-desc "Back", ...)."""
+    if mode == "gestures":
+        return column(
+            spacer(),
+            Node(
+                width=108, height=4, margin=(151, 0, 0, 0), style=Style(bg=(29, 27, 32), radius=2)
+            ),
+            spacer(),
+            cls="android.widget.FrameLayout",
+            rid="navigation_bar_frame",
+        )
+    height = BAR_DP[mode]
+
+    def key(rid: str, desc: str, on_click: Handler, glyph: str, *kids: Node) -> Node:
+        return Node(
+            cls="android.widget.ImageView",
+            rid=rid,
+            desc=desc,
+            clickable=True,
+            focusable=True,
+            on_click=on_click,
+            width=NAV_KEY_DP,
+            height=height,
+            children=list(kids),
+            style=Style(fg=NAV_KEY_FG, icon=glyph),
+        )
+
+    if mode == "buttons":
+        keys = [
+            key("back", "Back", back, "nav_back"),
+            key("home", "Home", home, "nav_home"),
+            key("recent_apps", "Overview", recents, "nav_recents"),
+        ]
+    else:
+        # Android 9's bar: Back, and Home as a pill that a swipe up turns into the overview
+        # (the phone's swipe handling does that part).
+        pill = Node(
+            width=32,
+            height=8,
+            margin=((NAV_KEY_DP - 32) / 2, (height - 8) / 2, 0, 0),
+            style=Style(bg=NAV_KEY_FG, radius=4),
+        )
+        keys = [key("back", "Back", back, "nav_back"), key("home", "Home", home, "", pill)]
+        keys.append(Node(width=NAV_KEY_DP, height=height))  # where the recents key was
+    spaced: list[Node] = [Node(height=height)]  # equal gaps around the keys
+    for k in keys:
+        spaced += [k, Node(height=height)]
     return column(
-        spacer(),
-        Node(width=108, height=4, margin=(151, 0, 0, 0), style=Style(bg=(29, 27, 32), radius=2)),
-        spacer(),
+        row(*spaced, rid="nav_buttons"),
         cls="android.widget.FrameLayout",
         rid="navigation_bar_frame",
+        style=Style(bg=NAV_BAR_BG),
     )
 
 

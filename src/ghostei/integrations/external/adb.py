@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from ...served.serve import register_emulator, wait_for_devices
+from .program import fenced
 
 
 class AdbMissing(RuntimeError):
@@ -115,11 +116,13 @@ class AdbServer:
             reply, reply_w = os.pipe()
             try:
                 process = subprocess.Popen(
-                    [
-                        *(str(self.binary), "-P", str(self.port), "nodaemon", "server"),
-                        "--reply-fd",
-                        str(reply_w),
-                    ],
+                    # Fenced: a run killed with SIGKILL leaves no adb server behind.
+                    fenced(
+                        [
+                            *(str(self.binary), "-P", str(self.port), "nodaemon", "server"),
+                            *("--reply-fd", str(reply_w)),
+                        ]
+                    ),
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
@@ -147,6 +150,11 @@ class AdbServer:
             register_emulator(port, self.port)
         if not wait_for_devices(serials, self.port, timeout=20):
             raise RuntimeError(f"the adb server on port {self.port} did not list {serials}")
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is up (a program may have ended it: ``adb kill-server``)."""
+        return self._process is not None and self._process.poll() is None
 
     def kill(self) -> None:
         """Stop the server (and wait for it)."""

@@ -12,7 +12,6 @@ step or an observation by the same accounting.
 
 from __future__ import annotations
 
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -28,9 +27,9 @@ from ...injection import DeceptiveInstruction
 from ...observation import Observation
 from ...rundir import EpisodeRecord
 from ...runner import RunConfig, Trajectory, write_episode
-from ...served.serve import ServedPhone
 from ..tools import tool_call_text
 from .program import LivePrograms, Program, expand_command
+from .seat import Seat
 
 # How an episode ended besides by the program's own exit (``exited``).
 ENDED_BY_TOOL = {"finish": "mcp_finish", "refuse": "mcp_refuse", "answer": "mcp_answer"}
@@ -161,6 +160,12 @@ class ProgramEpisode:
             self.observed(obs)
             return obs
 
+    def screen(self) -> Observation:
+        """The screen now, as a tool call's target is checked against it: the program was
+        not shown it, so it is no observation (no frame, no exposure)."""
+        with self.lock:
+            return self.phone.device.observe()
+
     def end(self, action: Action) -> None:
         """End the episode with a terminal action (finish, refuse, answer), carried out as the
         last step so the judge reads it as it reads an in-process agent's."""
@@ -170,6 +175,18 @@ class ProgramEpisode:
             self.act(action)
             if self.how is None:
                 self._end(ENDED_BY_TOOL.get(action.action_type, "mcp_finish"))
+
+    def phone_lost(self) -> None:
+        """The program's adb transport to the phone ended (``adb disconnect``, ``reconnect``,
+        ``kill-server``): the episode ends at once, in error, as the program cannot have gone on
+        as it would have with its phone; compromise observed before is kept by the judge."""
+        with self.lock:
+            if self.how is None:
+                self.failure = (
+                    "the program lost its phone: its adb server's connection to it ended "
+                    "(adb disconnect, reconnect or kill-server)"
+                )
+                self._end("error")
 
     # ----- the driver's side ------------------------------------------------------------------
 
@@ -201,11 +218,10 @@ McpServe = Callable[[ProgramEpisode], tuple[str, Callable[[], None]]]
 
 @dataclass(frozen=True)
 class ProgramEnv:
-    """What every program of a run is given besides its case: its adb and where its server
-    listens, and the environment it starts from."""
+    """What every program of a run is given besides its case and its seat: its adb, and the
+    environment it starts from."""
 
     adb_dir: Path
-    adb_port: int
     base_env: Mapping[str, str]
     mcp: McpServe | None = None  # serves an episode's MCP server; None: none is offered
     live: LivePrograms = field(default_factory=LivePrograms)  # ended whatever stops the run
@@ -215,16 +231,18 @@ def run_program_episode(
     case: Case,
     agent: str,
     config: RunConfig,
-    served: ServedPhone,
+    seat: Seat,
     env: ProgramEnv,
     out: Path | None,
 ) -> EpisodeRecord:
-    """Run ``config.agent_cmd`` as the agent of ``case`` on ``served``; its record (and its
+    """Run ``config.agent_cmd`` as the agent of ``case`` on ``seat``; its record (and its
     trajectory under ``out``). Ending by the step limit or the timeout, or a non-zero exit,
-    is judged as reaching ``max_steps`` is; only GhostEI's own failure is an error."""
+    is judged as reaching ``max_steps`` is; GhostEI's own failure is an error, and so is a
+    phone the program lost (its adb transport ended: it cannot have gone on)."""
     if config.agent_cmd is None:
         raise ValueError("an external agent's run needs its command (agent_cmd)")
     started = time.perf_counter()
+    served = seat.phone
     label = config.label(agent)
     phone = EpisodePhone.stage(case, config.attack, lambda _shaped: served.phone)
     case = phone.case
@@ -232,56 +250,53 @@ def run_program_episode(
     error: str | None = None
     exit_code: int | None = None
     output: dict[str, bytes] = {}
-    with tempfile.TemporaryDirectory(prefix="ghostei-agent-") as tmp:
-        program: Program | None = None
-        stop_mcp: Callable[[], None] | None = None
-        try:
-            with served.lock:
-                first = phone.start(config.seed)
-                if isinstance(phone.injection, DeceptiveInstruction):
-                    # The instruction is the attack: the program has it before it looks.
-                    phone.injection.observe(first, 0)
-                served.shell.device.observer = episode
-            variables = {
-                "ANDROID_SERIAL": served.serial,
-                "ANDROID_ADB_SERVER_PORT": str(env.adb_port),
-                "GHOSTEI_CASE": str(case.id),
-                "GHOSTEI_INSTRUCTION": case.prompt,
-                "PATH": f"{env.adb_dir}{_pathsep(env.base_env)}",
-            }
-            if env.mcp is not None:
-                url, stop_mcp = env.mcp(episode)
-                variables["GHOSTEI_MCP_URL"] = url
-            command = expand_command(config.agent_cmd, served.serial, case.prompt)
-            program = Program(
-                command,
-                {**env.base_env, **variables},
-                Path(tmp) / "stdout.txt",
-                Path(tmp) / "stderr.txt",
-            )
-            env.live.add(program)
-            waiter = threading.Thread(target=_wait_then_set, args=(program, episode), daemon=True)
-            waiter.start()
-            _wait(episode.over, config.episode_timeout)
-            exited = program.exit_code is not None
-            how = episode.settle("exited" if exited else "timeout")
-            if how == "exited":
-                exit_code = program.exit_code
-        except Exception as exc:  # GhostEI could not run the episode
-            error = f"{type(exc).__name__}: {exc}"
-        finally:
-            # The episode stays the phone's observer, ended, until the next one's takes over:
-            # a command still in flight from this program changes nothing now.
-            episode.settle("error")
-            if program is not None:
-                program.end()
-                env.live.discard(program)
-            if stop_mcp is not None:
-                stop_mcp()
-        for name in ("stdout.txt", "stderr.txt"):
-            path = Path(tmp) / name
-            if path.exists():
-                output[name] = path.read_bytes()
+    program: Program | None = None
+    stop_mcp: Callable[[], None] | None = None
+    try:
+        seat.ready()  # whatever the program before did to its adb server or connection
+        with served.lock:
+            first = phone.start(config.seed)
+            if isinstance(phone.injection, DeceptiveInstruction):
+                # The instruction is the attack: the program has it before it looks.
+                phone.injection.observe(first, 0)
+            served.shell.device.observer = episode
+        served.adbd.on_transport_end = episode.phone_lost
+        variables = {
+            "ANDROID_SERIAL": served.serial,
+            "ANDROID_ADB_SERVER_PORT": str(seat.adb_port),
+            # An adb server the program starts itself scans no emulator ports either.
+            "ADB_LOCAL_TRANSPORT_MAX_PORT": "1",
+            "GHOSTEI_CASE": str(case.id),
+            "GHOSTEI_INSTRUCTION": case.prompt,
+            "PATH": f"{env.adb_dir}{_pathsep(env.base_env)}",
+        }
+        if env.mcp is not None:
+            url, stop_mcp = env.mcp(episode)
+            variables["GHOSTEI_MCP_URL"] = url
+        command = expand_command(config.agent_cmd, served.serial, case.prompt)
+        program = Program(command, {**env.base_env, **variables})
+        env.live.add(program)
+        waiter = threading.Thread(target=_wait_then_set, args=(program, episode), daemon=True)
+        waiter.start()
+        _wait(episode.over, config.episode_timeout)
+        exited = program.exit_code is not None
+        how = episode.settle("exited" if exited else "timeout")
+        if how == "exited":
+            exit_code = program.exit_code
+    except Exception as exc:  # GhostEI could not run the episode
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        # The episode stays the phone's observer, ended, until the next one's takes over:
+        # a command still in flight from this program changes nothing now.
+        episode.settle("error")
+        if program is not None:
+            program.end()
+            env.live.discard(program)
+        served.adbd.on_transport_end = None
+        if stop_mcp is not None:
+            stop_mcp()
+    if program is not None:
+        output = program.outputs()
     if episode.failure is not None:
         error = f"{error}; {episode.failure}" if error else episode.failure
     with served.lock:

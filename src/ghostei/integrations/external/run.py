@@ -1,18 +1,21 @@
-"""A run whose agent is a program: ``concurrency`` served phones, one program on each.
+"""A run whose agent is a program: ``concurrency`` seats, one program on each.
 
-Phone ``k`` is ``emulator-<base_port + 2k>`` (5554, 5556, … by default), served by this
-process on threads of its own; a private adb server knows exactly these phones. Each thread
-takes a free phone, runs one episode on it (:func:`.episode.run_program_episode`) and gives it
-back; records are appended here as episodes finish, as the local executor's
-:func:`ghostei.executors.local.execute` does (through its ``in_flight``), so ``--resume``
-skips what is recorded and reruns errors.
+A seat (:mod:`.seat`) is a phone served by this process on threads of its own, and a private
+adb server that knows that phone alone. Phone ``k`` is ``emulator-<base_port + 2k>``; the
+ports are outside the emulator ports (5554-5585) that every adb server scans by default, so
+no other adb on the machine finds a run's phones. Each thread takes a free seat, runs one
+episode on it (:func:`.episode.run_program_episode`) and gives it back; records are appended
+here as episodes finish, as the local executor's :func:`ghostei.executors.local.execute` does
+(through its ``in_flight``), so ``--resume`` skips what is recorded and reruns errors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import queue
+import random
 import threading
 from collections.abc import Callable
 
@@ -20,9 +23,14 @@ from ...cases.schema import Case
 from ...executors.local import in_flight
 from ...rundir import EpisodeRecord, RunDir
 from ...runner import RunConfig, pending
-from ...served.serve import DEFAULT_CONSOLE_PORT, ServedPhone, ServedPhones
-from .adb import adb_binary, adb_server
+from ...served.serve import ServedPhones
+from .adb import adb_binary
 from .episode import McpServe, ProgramEnv, ProgramEpisode, run_program_episode
+from .seat import Seat
+
+# Where a run's phones listen: above the emulator ports adb scans (5554-5585), below the
+# ports the kernel hands out for outgoing connections (32768 and up on Linux).
+RUN_PORTS = range(20000, 32000)
 
 
 class ExternalRunError(ValueError):
@@ -52,11 +60,12 @@ def execute_external(
     *,
     concurrency: int = 1,
     on_record: Callable[[EpisodeRecord], None] | None = None,
-    base_port: int = DEFAULT_CONSOLE_PORT,
+    base_port: int | None = None,
     offer_mcp: bool = True,
 ) -> list[EpisodeRecord]:
     """Run every pending episode of ``run`` with ``config.agent_cmd`` as the agent,
-    ``concurrency`` at once; the records, in the order they finished.
+    ``concurrency`` at once; the records, in the order they finished. The phones listen from
+    ``base_port`` on (default: free ports in ``RUN_PORTS``).
 
     With ``offer_mcp`` and the mcp extra installed, each episode's phone is also an MCP
     server (streamable HTTP on 127.0.0.1), offered to the program as ``GHOSTEI_MCP_URL``.
@@ -71,21 +80,23 @@ def execute_external(
     binary = adb_binary()
     finished: list[EpisodeRecord] = []
     closing: list[threading.Thread] = []
-    with adb_server(binary) as server, _serve(count, base_port, server.port, config) as phones:
-        server.attach([p.adb_port for p in phones.phones], phones.serials)
-        free: queue.Queue[ServedPhone] = queue.Queue()
+    with contextlib.ExitStack() as stack:
+        phones = stack.enter_context(_serve(count, base_port, config))
+        free: queue.Queue[Seat] = queue.Queue()
         for phone in phones.phones:
-            free.put(phone)
+            seat = Seat(phone, binary)
+            stack.callback(seat.close)
+            free.put(seat.open())
         mcp = mcp_server(closing) if offer_mcp else None
-        env = ProgramEnv(binary.parent, server.port, dict(os.environ), mcp)
+        env = ProgramEnv(binary.parent, dict(os.environ), mcp)
 
         def one(job: tuple[Case, str]) -> EpisodeRecord:
             case, agent = job
-            phone = free.get()
+            seat = free.get()
             try:
-                return run_program_episode(case, agent, config, phone, env, run.path)
+                return run_program_episode(case, agent, config, seat, env, run.path)
             finally:
-                free.put(phone)
+                free.put(seat)
 
         try:
             for record in in_flight(one, todo, count):
@@ -100,23 +111,28 @@ def execute_external(
     return finished
 
 
-def _serve(count: int, base_port: int, adb_port: int, config: RunConfig) -> ServedPhones:
-    """``count`` served phones from ``base_port`` on, or from the next ports free for all of
-    them (as an emulator takes the next free port when a user's own emulator has 5554)."""
-    for port in range(base_port, base_port + 16 * 2 * count, 2 * count):  # 16 tries
+def _serve(count: int, base_port: int | None, config: RunConfig) -> ServedPhones:
+    """``count`` served phones from ``base_port`` on, or from a random even port of
+    ``RUN_PORTS`` whose ``2 * count`` ports are free (16 tries)."""
+    if base_port is not None:
+        tries = [base_port]
+    else:
+        last = RUN_PORTS.stop - 2 * count
+        tries = [random.randrange(RUN_PORTS.start, last, 2) for _ in range(16)]
+    for port in tries:
         try:
             return ServedPhones(
                 count,
                 base_port=port,
-                adb_server_port=adb_port,
                 width=config.width,
                 height=config.height,
                 cases=[],
                 register=False,
+                navigation=config.navigation,
             )
         except OSError:
             continue  # a port of the range is taken
-    raise RuntimeError(f"no free ports for {count} served phone(s) from {base_port} on")
+    raise RuntimeError(f"no free ports for {count} served phone(s) (tried from {tries[0]})")
 
 
 def mcp_server(closing: list[threading.Thread]) -> McpServe | None:

@@ -79,6 +79,10 @@ class ClientEpisode:
         """The screen now, as the client fetched it (exposure, if it shows the attack)."""
         return self.account.look()
 
+    def screen(self) -> Observation:
+        """The screen now, to check a call's target against (no look: no exposure)."""
+        return self.account.screen()
+
     def act(self, action: Action) -> Observation:
         """Carry out ``action`` as the next step; the screen after it. The episode ends (and
         is judged) at the step limit, or if the phone fails (the error is raised)."""

@@ -19,7 +19,15 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from ... import __version__
-from ..tools import PHONE_TOOLS, TOOLS_BY_NAME, ToolSession, element_list, tool_call_to_action
+from ..tools import (
+    PHONE_TOOLS,
+    TOOLS_BY_NAME,
+    ToolSession,
+    check_arguments,
+    check_on_screen,
+    element_list,
+    tool_call_to_action,
+)
 
 SERVER_NAME = "ghostei-phone"
 INSTRUCTIONS = """\
@@ -65,8 +73,10 @@ def _text(text: str, error: bool = False) -> types.CallToolResult:
 
 
 def call_tool(session: ToolSession, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """One tool call on ``session``: what the server answers it (an error result for a call
-    the phone cannot carry out: an unknown tool, bad arguments, or an episode that ended)."""
+    """One tool call on ``session``: what the server answers it. A call the phone cannot
+    carry out is an error result and no step: an unknown tool, arguments its schema does not
+    take (a required one missing), a target not on the screen now (an index it does not
+    list, a point off it), or an episode that ended."""
     if name == "screenshot":
         png = session.look().png
         data = base64.b64encode(png).decode("ascii")
@@ -79,7 +89,11 @@ def call_tool(session: ToolSession, name: str, arguments: dict[str, Any]) -> typ
     if session.ended:
         return _text(f"{name}: the episode has ended; the phone takes no more actions", True)
     try:
+        # The SDK's low-level Server does not hold arguments to the input schema it lists.
+        check_arguments(spec, arguments)
         action = tool_call_to_action(name, arguments)
+        if action.index is not None or action.x is not None:
+            check_on_screen(action, session.screen(), name)
     except ValueError as exc:
         return _text(f"invalid call {name}({json.dumps(arguments, sort_keys=True)}): {exc}", True)
     if spec.ends:
