@@ -11,8 +11,10 @@ private adb server and measures, through the real adb client:
 * a second client's answer: while one client runs ``sh`` on a script of ``--hold-writes``
   writes (each of 1,000 files over and over), how long ``adb shell echo ok`` takes;
 * a 10 MB line with no newline into the interactive shell (``adb shell`` with no command,
-  stdin piped; and with a pty, ``adb shell -tt``): its answer and how much the server's
-  memory grew (peak RSS over what it was before);
+  stdin piped; and with a pty, ``adb shell -tt``, then Enter): its answer and how much the
+  server's memory grew (peak RSS over what it was before). With a pty the adb client sends
+  what it reads a byte a packet, so that line is 10 million packets: it takes a minute, the
+  phone answering other clients meanwhile;
 * ``--episode-timeout 5`` while the program's command (the same script) runs: how long the
   episode took past its timeout, and how it ended.
 
@@ -187,7 +189,10 @@ def measure_long_line(adb: AdbServer, base_port: int, limit: float, *args: str) 
         sampler.start()
         started = time.perf_counter()
         try:
-            status, out = phone.shell(*args, stdin=b"a" * LINE_BYTES, timeout=limit)
+            # Piped, the line ends with stdin; a terminal's line waits for its Enter (^D on a
+            # line that is not empty ends nothing, as in mksh), so with a pty one is typed.
+            end = b"\r" if args else b""
+            status, out = phone.shell(*args, stdin=b"a" * LINE_BYTES + end, timeout=limit)
             result = f"exit {status}, {out[:90]!r}"
         except subprocess.TimeoutExpired:
             result = f"no answer in {limit:.0f} s"
