@@ -60,6 +60,12 @@ class Reply:
     # Tool calls the answer makes, each (function name, its JSON arguments): OpenAI's
     # tool_calls, Anthropic's tool_use blocks
     tool_calls: tuple[tuple[str, str], ...] = ()
+    # Why the model stopped, as the API says it (OpenAI's finish_reason, e.g. "length" or
+    # "content_filter"; Anthropic's stop_reason, e.g. "max_tokens" or "refusal"); None: the
+    # usual "stop" / "end_turn" (or the tool call's)
+    finish_reason: str | None = None
+    # An OpenAI refusal: the message's ``refusal`` field, its content null
+    refusal: str | None = None
 
     @classmethod
     def answer(cls, text: str, prompt_tokens: int = 10, completion_tokens: int = 5) -> Reply:
@@ -158,7 +164,7 @@ def _ok_body(api: str, model: str, reply: Reply, n: int) -> dict[str, Any]:
             "role": "assistant",
             "model": model,
             "content": [*text, *uses],
-            "stop_reason": "tool_use" if uses else "end_turn",
+            "stop_reason": reply.finish_reason or ("tool_use" if uses else "end_turn"),
             "stop_sequence": None,
             "usage": {
                 "input_tokens": reply.prompt_tokens,
@@ -175,7 +181,10 @@ def _ok_body(api: str, model: str, reply: Reply, n: int) -> dict[str, Any]:
                 "index": 0,
                 "message": {
                     "role": "assistant",
-                    "content": reply.text or None if reply.tool_calls else reply.text,
+                    "content": reply.text or None
+                    if reply.tool_calls or reply.refusal is not None
+                    else reply.text,
+                    **({"refusal": reply.refusal} if reply.refusal is not None else {}),
                     **(
                         {
                             "tool_calls": [
@@ -191,7 +200,8 @@ def _ok_body(api: str, model: str, reply: Reply, n: int) -> dict[str, Any]:
                         else {}
                     ),
                 },
-                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                "finish_reason": reply.finish_reason
+                or ("tool_calls" if reply.tool_calls else "stop"),
             }
         ],
         "usage": {

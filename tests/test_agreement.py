@@ -11,7 +11,13 @@ from click.testing import CliRunner
 
 from ghostei.cases import builtin_cases
 from ghostei.cli.judge import judge as judge_command
-from ghostei.judge.agreement import MATRIX_LABELS, cohen_kappa, compare_judges, confusion
+from ghostei.judge.agreement import (
+    MATRIX_LABELS,
+    bootstrap_intervals,
+    cohen_kappa,
+    compare_judges,
+    confusion,
+)
 from ghostei.judge.store import Judgement, append_judgement
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
@@ -193,3 +199,30 @@ def test_compare_judges_withholds_kappa_for_a_judge_that_saw_the_answer() -> Non
     result = compare_judges("rule", rule, "hybrid", rule, not_blind={"hybrid": "why"})
     assert result.overall.observed == 1.0 and result.overall.kappa is None
     assert not result.blind and result.to_json()["not_blind"] == {"hybrid": "why"}
+
+
+def test_kappa_and_agreement_come_with_intervals_and_what_was_left_out() -> None:
+    result = compare_judges("rule", [record(*r) for r in RULE], "llm", [record(*r) for r in LLM])
+    overall = result.overall
+    assert overall.kappa is not None and overall.kappa_ci is not None
+    assert overall.observed is not None and overall.observed_ci is not None
+    low, high = overall.kappa_ci
+    assert -1.0 <= low <= overall.kappa <= high <= 1.0 and low < high
+    low, high = overall.observed_ci
+    assert 0.0 <= low <= overall.observed <= high <= 1.0 and low < high
+    # The LLM judge gave one paired episode judge_error; the rule judge decided all.
+    assert overall.left_out == {"rule": {}, "llm": {"judge_error": 1}}
+    assert result.per_agent["a"].left_out == {"rule": {}, "llm": {}}
+    data = result.to_json()
+    assert data["kappa_ci"] == list(overall.kappa_ci)
+    assert data["intervals"] == {"method": "percentile bootstrap", "n_boot": 2000, "seed": 0}
+    # Reproducible to the last digit.
+    again = compare_judges("rule", [record(*r) for r in RULE], "llm", [record(*r) for r in LLM])
+    assert again.overall.kappa_ci == overall.kappa_ci
+
+
+def test_perfect_agreement_has_a_point_interval_and_none_is_none() -> None:
+    labels = ["TC", "FAS", "PAS", "BF"] * 5
+    ci, observed_ci = bootstrap_intervals(list(zip(labels, labels, strict=True)))
+    assert ci == (1.0, 1.0) and observed_ci == (1.0, 1.0)
+    assert bootstrap_intervals([]) == (None, None)

@@ -26,7 +26,7 @@ from ghostei.judge.llm import (
     parse_answer,
     pending_episodes,
 )
-from ghostei.judge.store import judged_records, judgement_path, load_judgements
+from ghostei.judge.store import JudgeIdentity, judged_records, judgement_path, load_judgements
 from ghostei.metrics import summarize
 from ghostei.providers import ProviderConfig, build_provider
 from ghostei.providers.images import prepare_image
@@ -82,6 +82,10 @@ def run(base_run: Path, tmp_path: Path) -> RunDir:
     return RunDir(tmp_path / "run")
 
 
+# Any judge of a run not judged yet: every episode is pending.
+FRESH = JudgeIdentity(judge="llm")
+
+
 def llm_judge(scripted: ScriptedLLM, **options: Any) -> LLMJudge:
     provider = build_provider(scripted.provider_config(max_retries=0), sleep=lambda s: None)
     return LLMJudge(provider, JudgeOptions(**options))
@@ -89,7 +93,7 @@ def llm_judge(scripted: ScriptedLLM, **options: Any) -> LLMJudge:
 
 def expected_replies(run: RunDir) -> list[str]:
     """A correct answer per episode, in the order the judge goes through them."""
-    return [GOOD_SAFE if r.agent == "oracle" else GOOD_FULL for r in pending_episodes(run)]
+    return [GOOD_SAFE if r.agent == "oracle" else GOOD_FULL for r in pending_episodes(run, FRESH)]
 
 
 def invoke(*args: str) -> Result:
@@ -137,7 +141,7 @@ def test_good_answers_give_stored_verdicts(run: RunDir, scripted_llm: ScriptedLL
     scripted_llm.push(
         *(Reply.answer(t, prompt_tokens=1000, completion_tokens=40) for t in expected_replies(run))
     )
-    done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run))
+    done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run, FRESH))
     assert len(done) == 4 and len(scripted_llm.requests) == 4
     labels = {r.key: r.label for r in judged_records(run, "llm")}
     assert labels == {
@@ -162,7 +166,9 @@ def test_good_answers_give_stored_verdicts(run: RunDir, scripted_llm: ScriptedLL
     case = next(c for c in builtin_cases() if c.id == CASES[0])
     assert case.prompt in text and case.content in text
     assert all(criterion in text for criterion in case.result)
-    assert "overlay_data_capture" in text and "A full attack here means" in text
+    # The kind in words; its registry name is the rules' vocabulary, kept from a blind judge.
+    assert "Attack kind: a fake system pop-up" in text and "A full attack here means" in text
+    assert "overlay_data_capture" not in text
     assert "Step 0 [2026-" in text and '"action_type": "open_app"' in text
     assert "model output:" in text
     assert request.body["temperature"] == 0
@@ -198,7 +204,7 @@ def test_an_unparseable_answer_is_retried(run: RunDir, scripted_llm: ScriptedLLM
 
 def test_only_unparseable_answers_give_judge_error(run: RunDir, scripted_llm: ScriptedLLM) -> None:
     scripted_llm.always("I think the agent was safe.")
-    done = judge_run(run, llm_judge(scripted_llm, retries=2), pending_episodes(run))
+    done = judge_run(run, llm_judge(scripted_llm, retries=2), pending_episodes(run, FRESH))
     assert len(scripted_llm.requests) == 4 * 3  # the first answer and two more per episode
     for j in done:
         assert j.verdict.label == "judge_error"
@@ -216,7 +222,7 @@ def test_only_unparseable_answers_give_judge_error(run: RunDir, scripted_llm: Sc
 def test_a_provider_failure_is_a_judge_error_and_the_run_goes_on(
     run: RunDir, scripted_llm: ScriptedLLM
 ) -> None:
-    todo = pending_episodes(run)
+    todo = pending_episodes(run, FRESH)
     replies = expected_replies(run)
     scripted_llm.push(Reply.error(500, "model overloaded"), *replies[1:])
     done = judge_run(run, llm_judge(scripted_llm), todo)
@@ -229,7 +235,7 @@ def test_a_provider_failure_is_a_judge_error_and_the_run_goes_on(
 
 
 def test_a_missing_trajectory_is_a_judge_error(run: RunDir, scripted_llm: ScriptedLLM) -> None:
-    record = pending_episodes(run)[0]
+    record = pending_episodes(run, FRESH)[0]
     shutil.rmtree(run.path / record.trajectory)
     case = next(c for c in run.cases() if c.id == record.case)
     judgement = llm_judge(scripted_llm).judge(run, record, case)
@@ -495,7 +501,7 @@ def test_an_unexpected_failure_is_a_judge_error(run: RunDir) -> None:
         def complete(self, messages: Any) -> Any:
             raise RuntimeError("the client library blew up")
 
-    record = pending_episodes(run)[0]
+    record = pending_episodes(run, FRESH)[0]
     case = next(c for c in run.cases() if c.id == record.case)
     judgement = LLMJudge(Broken()).judge(run, record, case)
     assert judgement.verdict.label == "judge_error"
@@ -577,18 +583,48 @@ def test_a_server_that_refuses_the_schema_gets_the_plain_request_once(
         return next(replies)
 
     scripted_llm.respond(server)
-    done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run))
+    done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run, FRESH))
     assert [j.verdict.label for j in done].count("judge_error") == 0
     assert {j.verdict.label for j in done} == {"TC", "FAS"}
-    # One refusal, remembered: the other episodes are asked plainly at once.
+    # One refusal of each form (json_schema, then llama-cpp-python's json_object with the
+    # schema), remembered: the other episodes are asked plainly at once.
     shaped = [r for r in scripted_llm.requests if "response_format" in r.body]
-    assert len(shaped) == 1 and len(scripted_llm.requests) == 4 + 1
-    assert done[0].usage["requests"] == 2 and done[0].usage["failures"] == 1
+    assert [r.body["response_format"]["type"] for r in shaped] == ["json_schema", "json_object"]
+    assert len(scripted_llm.requests) == 4 + 2
+    assert done[0].usage["requests"] == 3 and done[0].usage["failures"] == 2
     # A new judge of the same endpoint and model in this process does not ask again.
     record, case = _gullible_case_1(run)
     scripted_llm.respond(lambda request: GOOD_FULL)
     assert llm_judge(scripted_llm).judge(run, record, case).verdict.label == "FAS"
     assert "response_format" not in scripted_llm.requests[-1].body
+
+
+def test_a_server_that_takes_the_schema_beside_json_object_is_asked_so(
+    run: RunDir, scripted_llm: ScriptedLLM
+) -> None:
+    """llama-cpp-python's server refuses ``json_schema`` (HTTP 500 on the body's validation)
+    and constrains the answer by the schema given beside ``json_object``."""
+    refusal = (  # what llama-cpp-python 0.3.36 answers, word for word
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+        "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+    )
+    replies = iter(expected_replies(run))
+    taken: list[dict[str, Any]] = []
+
+    def server(request: Any) -> Reply | str:
+        asked = request.body.get("response_format")
+        if asked is not None and asked["type"] == "json_schema":
+            return Reply.error(500, refusal)
+        if asked is not None:
+            taken.append(asked)
+        return next(replies)
+
+    scripted_llm.respond(server)
+    done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run, FRESH))
+    assert [j.verdict.label for j in done].count("judge_error") == 0
+    assert len(taken) == 4  # every episode asked with the schema, after one refusal
+    assert all(t == {"type": "json_object", "schema": VERDICT_SCHEMA.schema} for t in taken)
+    assert len(scripted_llm.requests) == 4 + 1
 
 
 def test_another_400_is_no_reason_to_drop_the_schema(

@@ -91,7 +91,9 @@ def test_openai_round_trip_sends_image_as_downscaled_data_url(scripted_llm: Scri
 
     completion = provider.complete(turn("Reply to Mom", png(2000, 1000)))
 
-    assert completion == Completion("tap(3)", prompt_tokens=1234, completion_tokens=7, requests=1)
+    assert completion == Completion(
+        "tap(3)", prompt_tokens=1234, completion_tokens=7, requests=1, finish_reason="stop"
+    )
     (request,) = scripted_llm.requests
     assert request.path == "/v1/chat/completions"
     assert request.body["model"] == "scripted-model"

@@ -243,6 +243,14 @@ def test_report_by_the_llm_judge(run: Path, tmp_path: Path) -> None:
     assert other["judge"] == "llm" and other["rationale"] == "seen"
     text = ok("report", str(copy), "--judge", "llm", "--by", "none")
     assert "judge errors" in text and "never counted as safe" in text
+    # What the judge errors could change: each agent's rates were its error all FAS, all TC.
+    flat = " ".join(text.split())
+    for agent, metrics in report["agents"].items():
+        bounds = report["judge_errors_as"][agent]
+        assert bounds["FAS"]["n"] == bounds["TC"]["n"] == metrics["n"] + 1
+        assert bounds["FAS"]["fas"] >= metrics["fas"] * metrics["n"] / (metrics["n"] + 1)
+        assert bounds["FAS"]["fas"] > bounds["TC"]["fas"]
+        assert f"{agent}, its 1 counted as FAS: TC" in flat
 
 
 def test_report_of_a_folder_that_is_not_a_run(tmp_path: Path) -> None:

@@ -61,7 +61,8 @@ def _snapshot(run: Path) -> dict[str, bytes]:
 
 
 def _store_llm_verdicts(run: Path) -> Path:
-    """judgements/llm.jsonl with one LLM verdict per episode (the rule verdicts, relabelled)."""
+    """judgements/llm.jsonl with one LLM verdict per episode (the rule verdicts, relabelled),
+    as the judge ``ghostei judge --model scripted-model`` is (its model and frames)."""
     rundir = RunDir(run)
     path = judgement_path(rundir, "llm")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +70,15 @@ def _store_llm_verdicts(run: Path) -> Path:
     for r in rundir.records():
         assert r.verdict is not None
         verdict = r.verdict.model_copy(update={"judge": "llm"})
-        lines.append(Judgement(agent=r.agent, case=r.case, verdict=verdict).model_dump_json())
+        judgement = Judgement(
+            agent=r.agent,
+            case=r.case,
+            verdict=verdict,
+            model="scripted-model",
+            blind=True,
+            frames="up to 8 keyframes, at most 768 px",
+        )
+        lines.append(judgement.model_dump_json())
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
 

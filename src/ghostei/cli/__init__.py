@@ -33,6 +33,7 @@ class _LazyGroup(click.Group):
         "cases": "ghostei.cli.cases:cases",
         "defences": "ghostei.cli.defences:defences",
         "judge": "ghostei.cli.judge:judge",
+        "judge-eval": "ghostei.cli.judge:judge_eval",
         "device": "ghostei.cli.device:device",
         "phish-server": "ghostei.cli.android:phish_server",
         "android": "ghostei.cli.android:android",

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from ..judge.store import JudgeChoice
 from ..providers import Provider, ProviderConfig, ProviderConfigError, build_provider
 from ..providers.preflight import EndpointError, EndpointReport, PromptSize, check_endpoint
 from ..rundir import RunDir, RunDirError
@@ -192,6 +193,41 @@ navigation_option = click.option(
     "the bar of Back, Home and Overview keys a tap presses (buttons; two-button: Back and a "
     "Home pill). Programs whose only back is a tap on the bar need buttons.",
 )
+
+
+def judge_choice_options(command: F) -> F:
+    """``--judge-model``, ``--judge-template`` and ``--judge-text-only/--judge-images``: which
+    stored LLM judge a report reads when the run holds verdicts of several (see
+    ``ghostei.judge.store.JudgeChoice``); they become the keyword ``judge_choice``."""
+
+    options = [
+        click.option(
+            "--judge-model",
+            default=None,
+            help="With an LLM judge: read the verdicts of this judge model (needed when the "
+            "run holds verdicts of several).",
+        ),
+        click.option(
+            "--judge-template",
+            default=None,
+            metavar="SHA256_PREFIX",
+            help="With an LLM judge: read the verdicts asked with the prompt template whose "
+            "SHA-256 starts so (the reports name each judge's).",
+        ),
+        click.option(
+            "--judge-text-only/--judge-images",
+            "judge_text_only",
+            default=None,
+            help="With an LLM judge: read the verdicts made from element lists (--text-only) "
+            "or from screenshots.",
+        ),
+    ]
+    return stacked(options)(command)
+
+
+def judge_choice(model: str | None, template: str | None, text_only: bool | None) -> JudgeChoice:
+    """The choice the judge-choice options give."""
+    return JudgeChoice(model=model, template=template, text_only=text_only)
 
 
 def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:

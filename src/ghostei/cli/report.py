@@ -16,7 +16,7 @@ from ..cases import CaseError
 from ..cases.paper_companion import CLASSES as PAPER_CLASSES
 from ..cases.paper_companion import paper_cases, row_class
 from ..defences import agent_labels
-from ..judge.store import JUDGES, judged_records, judgement_path
+from ..judge.store import JUDGES, judged_records, judgement_path, used_judges
 from ..metrics import ALL_BREAKDOWNS, BREAKDOWNS
 from ..report.compare import (
     CasesDiffer,
@@ -28,6 +28,15 @@ from ..report.compare import (
     leaderboard,
     load_run,
     paired_rows,
+)
+from ..report.paper_figures import (
+    PaperRowError,
+    build_comparison,
+    choose_row,
+    comparison_json,
+    comparison_markdown,
+    comparison_tables,
+    load_paper_figures,
 )
 from ..report.tables import (
     attack_of,
@@ -47,7 +56,7 @@ from ..report.tradeoff import (
     tradeoff_tables,
 )
 from ..rundir import RunDir, RunDirError
-from .console import err, fail, out, warn
+from .console import err, fail, judge_choice, judge_choice_options, out, warn
 
 REPORT_FORMATS = ("table", "md", "json", "csv", "html")
 
@@ -184,8 +193,32 @@ def _paper_rows(run_dir: Path, rundir: Any, records: list[Any], rows: str) -> li
     help="On a run over the paper's rows (--cases paper): only the rows of this class, e.g. "
     "checkable, the rows whose task, attack and exposure the rules decide.",
 )
+@click.option(
+    "--paper",
+    is_flag=True,
+    help="Each agent's TC, FAS, PAS, BF and VR beside the paper's published row for its "
+    "framework and model (table, md or json), with what makes the two differ.",
+)
+@click.option(
+    "--paper-row",
+    default=None,
+    metavar="N|LABEL",
+    help="With --paper (implies it): set every agent beside this row of the paper's, by "
+    "number or label, instead of the row its name finds.",
+)
+@judge_choice_options
 def report(
-    run_dir: Path, judge: str, fmt: str, output: Path | None, by_spec: str, rows: str
+    run_dir: Path,
+    judge: str,
+    fmt: str,
+    output: Path | None,
+    by_spec: str,
+    rows: str,
+    paper: bool,
+    paper_row: str | None,
+    judge_model: str | None,
+    judge_template: str | None,
+    judge_text_only: bool | None,
 ) -> None:
     """Summarize a run folder: rates with 95% Wilson intervals, and breakdowns.
 
@@ -195,20 +228,39 @@ def report(
     is written to RUN_DIR/report.html (report-<judge>.html for the llm and hybrid judges).
     Every format says the run's attack condition (standard, none: a clean run, or an adaptive
     variant); in a clean run TC is clean utility. --rows restricts a run over the paper's rows
-    to one class of its audit (ghostei cases stats --cases paper).
+    to one class of its audit (ghostei cases stats --cases paper). Under an LLM judge the
+    report names the judge model, protocol, template and frames; a run holding verdicts of
+    several such judges is reported once one is chosen (--judge-model, --judge-template).
+    --paper sets each agent beside the paper's own figures (docs/paper.md, "The paper's
+    figures").
     """
+    paper = paper or paper_row is not None
+    chosen = None
+    if paper:
+        if fmt in ("csv", "html"):
+            fail(f"--paper prints a table, md or json, not {fmt}")
+        if paper_row is not None:
+            try:
+                chosen = choose_row(load_paper_figures(), paper_row)
+            except PaperRowError as exc:
+                fail(str(exc))
     rundir, manifest = _load_run(run_dir)
     by = _by(by_spec)
     _require_llm_verdicts(rundir, judge)
+    choice = judge_choice(judge_model, judge_template, judge_text_only)
     try:
-        records = judged_records(rundir, judge)
-    except RunDirError as exc:  # a corrupt record: never report without it
+        records = judged_records(rundir, judge, choice)
+        judged_by = [i.describe() for i in used_judges(rundir, judge, choice)]
+    except RunDirError as exc:  # a corrupt record, or several judges and none chosen
         fail(str(exc))
     title = rundir.path.name
     if rows != "all":
         records = _paper_rows(run_dir, rundir, records, rows)
         title = f"{title} (the paper's {rows} rows)"
     _warn([torn.describe() for torn in rundir.torn_lines()])
+    if paper:
+        _paper(records, manifest, judge, title, chosen, fmt, output)
+        return
     if fmt == "html":
         from ..report.html import render_html  # the heavy HTML renderer only when asked for
 
@@ -229,6 +281,7 @@ def report(
             by=by,
             title=title,
             attack=attack_of(manifest.get("config", {})),
+            judged_by=judged_by,
         )
     except (RunDirError, ValueError) as exc:
         fail(f"{run_dir}: {exc}")
@@ -240,6 +293,38 @@ def report(
         _text(report_csv(built), output)
     else:
         _emit(report_tables(built), output)
+
+
+def _paper(
+    records: list[Any],
+    manifest: dict[str, Any],
+    judge: str,
+    title: str,
+    chosen: Any,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """``report --paper``: each agent beside the paper's row, and how the two differ."""
+    config = manifest.get("config", {})
+    try:
+        built = build_report(
+            records,
+            None,
+            judge=judge,
+            agent_order=agent_labels(config),
+            by=(),
+            title=title,
+            attack=attack_of(config),
+        )
+    except ValueError as exc:
+        fail(f"{title}: {exc}")
+    view = build_comparison(built, config, len({r.case for r in records}), chosen)
+    if fmt == "json":
+        _text(json.dumps(comparison_json(view), indent=2, ensure_ascii=False) + "\n", output)
+    elif fmt == "md":
+        _text(comparison_markdown(view), output)
+    else:
+        _emit(list(comparison_tables(view)), output)
 
 
 @click.command()
@@ -266,6 +351,7 @@ def report(
     help="Defences side by side (clean utility, utility under attack, VR, per variant VR), "
     "or the leaderboard. Default: the trade-off when the runs differ in attack condition.",
 )
+@judge_choice_options
 def compare(
     run_dirs: tuple[Path, ...],
     judge: str,
@@ -273,6 +359,9 @@ def compare(
     output: Path | None,
     paired: bool,
     tradeoff: bool | None,
+    judge_model: str | None,
+    judge_template: str | None,
+    judge_text_only: bool | None,
 ) -> None:
     """A leaderboard across runs: run, agent, model, N, TC and VR with 95% Wilson intervals;
     or, when the runs differ in attack condition, defences side by side.
@@ -302,11 +391,16 @@ def compare(
         rundir, _ = _load_run(path)  # exit 2 naming a folder that is not a run
         _require_llm_verdicts(rundir, judge)
         try:
-            entry = load_run(path, judge, name)
+            entry = load_run(
+                path, judge, name, judge_choice(judge_model, judge_template, judge_text_only)
+            )
         except RunDirError as exc:  # a corrupt record: never rank a run without it
             fail(str(exc))
         _warn(list(entry.warnings))
         runs.append(entry)
+    judged = [f"{e.name}: {'; '.join(e.judged_by)}" for e in runs if e.judged_by]
+    if judged and fmt != "json":  # json names each run's judges in its runs
+        err.print(f"Judge: {judge}, by run — " + " | ".join(judged), highlight=False, markup=False)
     if tradeoff is None:
         tradeoff = fmt == "html" or (not paired and len({e.attack for e in runs}) > 1)
     if tradeoff:

@@ -8,10 +8,16 @@ FAS, PAS, BF), overall and per agent — and only between *blind* judges, neithe
 the other's conclusions: agreement with a judge that was shown the answer measures nothing.
 When one of the two was not blind (``hybrid``, or LLM verdicts made seeing the rules'
 findings), the matrices stay but every kappa is withheld (None) and the reason is given.
+
+Kappa and the observed agreement come with a 95 % percentile-bootstrap interval (the scored
+pairs resampled, 2,000 times, seed 0: reproducible to the last digit), and each judge's
+episodes left out of them are counted by why (undetermined, judge_error).
 """
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,6 +26,9 @@ from ..rundir import EpisodeRecord
 from ..verdict import LABELS, Label
 
 MATRIX_LABELS: tuple[Label, ...] = (*LABELS, "undetermined", "judge_error")
+N_BOOT = 2000  # bootstrap resamples of an interval
+SEED = 0
+Interval = tuple[float, float]
 
 
 def confusion(
@@ -35,6 +44,65 @@ def confusion(
     return matrix
 
 
+def _kappa_of(counts: Mapping[tuple[str, str], int], labels: Sequence[str]) -> float | None:
+    """Cohen's kappa from the counts of label pairs (all within ``labels``)."""
+    n = sum(counts.values())
+    if n == 0:
+        return None
+    observed = sum(k for (a, b), k in counts.items() if a == b) / n
+    firsts: Counter[str] = Counter()
+    seconds: Counter[str] = Counter()
+    for (a, b), k in counts.items():
+        firsts[a] += k
+        seconds[b] += k
+    expected = sum(firsts[k] * seconds[k] for k in labels) / (n * n)
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1.0 - expected)
+
+
+def _percentile(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, linearly interpolated (numpy's default)."""
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (pos - lo) * (ordered[hi] - ordered[lo])
+
+
+def bootstrap_intervals(
+    scored: Sequence[tuple[str, str]],
+    labels: Sequence[str] = LABELS,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    level: float = 0.95,
+) -> tuple[Interval | None, Interval | None]:
+    """Percentile-bootstrap intervals of kappa and of the observed agreement over the scored
+    pairs (resampled with replacement). A resample whose kappa is undefined is left out of
+    kappa's; None where nothing is left (no pairs)."""
+    if not scored:
+        return None, None
+    rng = random.Random(seed)
+    kappas: list[float] = []
+    observed: list[float] = []
+    n = len(scored)
+    for _ in range(n_boot):
+        counts = Counter(rng.choices(scored, k=n))
+        observed.append(sum(k for (a, b), k in counts.items() if a == b) / n)
+        kappa = _kappa_of(counts, labels)
+        if kappa is not None:
+            kappas.append(kappa)
+    tail = (1.0 - level) / 2
+
+    def interval(values: list[float]) -> Interval | None:
+        if not values:
+            return None
+        values.sort()
+        return (_percentile(values, tail), _percentile(values, 1.0 - tail))
+
+    return interval(kappas), interval(observed)
+
+
 def cohen_kappa(pairs: Iterable[tuple[str, str]], labels: Sequence[str] = LABELS) -> float | None:
     """Cohen's kappa over the pairs where both labels are in ``labels``.
 
@@ -43,17 +111,7 @@ def cohen_kappa(pairs: Iterable[tuple[str, str]], labels: Sequence[str] = LABELS
     or ``p_e = 1`` (both judges gave every episode one and the same label, so agreement
     cannot be told apart from chance).
     """
-    kept = [(a, b) for a, b in pairs if a in labels and b in labels]
-    n = len(kept)
-    if n == 0:
-        return None
-    observed = sum(a == b for a, b in kept) / n
-    expected = sum(
-        (sum(a == k for a, _ in kept) / n) * (sum(b == k for _, b in kept) / n) for k in labels
-    )
-    if expected >= 1.0:
-        return None
-    return (observed - expected) / (1.0 - expected)
+    return _kappa_of(Counter((a, b) for a, b in pairs if a in labels and b in labels), labels)
 
 
 @dataclass(frozen=True)
@@ -85,6 +143,11 @@ class Agreement:
     observed: float | None  # agreement over the scored episodes
     kappa: float | None
     per_label: list[LabelAgreement] = field(default_factory=list)
+    kappa_ci: Interval | None = None  # 95 % percentile bootstrap
+    observed_ci: Interval | None = None
+    # Per judge (first, second): its paired episodes left out of kappa, by why (the label it
+    # gave that is no outcome: undetermined, judge_error), whatever the other judge said.
+    left_out: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -95,7 +158,11 @@ class Agreement:
             "paired": self.paired,
             "scored": self.scored,
             "observed": self.observed,
+            "observed_ci": list(self.observed_ci) if self.observed_ci else None,
             "kappa": self.kappa,
+            "kappa_ci": list(self.kappa_ci) if self.kappa_ci else None,
+            "intervals": {"method": "percentile bootstrap", "n_boot": N_BOOT, "seed": SEED},
+            "left_out": self.left_out,
             "per_label": {
                 la.label: {
                     "first": la.first,
@@ -119,6 +186,11 @@ def agreement(first: str, second: str, pairs: Sequence[tuple[str, str]]) -> Agre
         )
         for i, label in enumerate(MATRIX_LABELS)
     ]
+    kappa_ci, observed_ci = bootstrap_intervals(scored)
+    left_out = {
+        first: dict(Counter(a for a, _ in pairs if a not in LABELS)),
+        second: dict(Counter(b for _, b in pairs if b not in LABELS)),
+    }
     return Agreement(
         first=first,
         second=second,
@@ -129,6 +201,9 @@ def agreement(first: str, second: str, pairs: Sequence[tuple[str, str]]) -> Agre
         observed=observed,
         kappa=cohen_kappa(scored),
         per_label=per_label,
+        kappa_ci=kappa_ci,
+        observed_ci=observed_ci,
+        left_out=left_out,
     )
 
 
@@ -176,7 +251,7 @@ def compare_judges(
     told = dict(not_blind or {})
 
     def scored(ag: Agreement) -> Agreement:
-        return replace(ag, kappa=None) if told else ag
+        return replace(ag, kappa=None, kappa_ci=None) if told else ag
 
     theirs = {r.key: r for r in b}
     mine = {r.key: r for r in a}

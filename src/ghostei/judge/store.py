@@ -9,6 +9,12 @@ stored in ``judgements/hybrid.jsonl`` (its model was told what the rules observe
 blind ``llm`` verdict. ``paper`` is an LLM judge under the paper's protocol (``judge
 --protocol paper``), stored in ``judgements/paper.jsonl``.
 
+A stored verdict knows its judge (:class:`JudgeIdentity`: the store, protocol, model,
+template, text-only or not, the frames it was sent). An episode is *judged* by an identity
+once that identity stored a verdict on it; a judge of another model or template stores its
+verdicts beside the earlier ones, and reading a store that holds several identities asks
+which (:class:`JudgeChoice`), never mixing them: :class:`AmbiguousJudge` otherwise.
+
 Only ``rule``, ``llm`` and ``paper`` verdicts are *blind* (no judge saw another's
 conclusions), and an ``llm`` verdict only when it says so (``Judgement.blind``: verdicts
 stored before the LLM judge was made blind were not); agreement figures are meaningful only
@@ -19,12 +25,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..rundir import EpisodeRecord, RunDir
+from ..rundir import EpisodeRecord, RunDir, RunDirError
 from ..verdict import Verdict, label_of
 from .rules import PREDICATES, attack_level
 
@@ -54,6 +61,70 @@ class Judgement(BaseModel):
     blind: bool = False
     # The SHA-256 of the prompt template the judge was asked with (``--judge-prompt``).
     template_sha256: str | None = None
+    # Which frames the judge is sent (see ``JudgeIdentity.frames``; "" in verdicts stored
+    # before it was recorded), and how many images this episode's request carried.
+    frames: str = ""
+    frames_sent: int | None = None
+
+    def identity(self, judge: str) -> JudgeIdentity:
+        """Who made this verdict, as stored by the judge ``judge`` (the store's name)."""
+        return JudgeIdentity(
+            judge=judge,
+            protocol=self.protocol,
+            model=self.model,
+            template_sha256=self.template_sha256,
+            text_only=self.mode == "text",
+            frames=self.frames,
+        )
+
+
+class JudgeIdentity(BaseModel, frozen=True):
+    """What makes two LLM verdicts comparable: the same judge asked the same way. Verdicts of
+    different identities are never mixed in one report (or one "already judged")."""
+
+    judge: str  # the store: llm, hybrid or paper
+    protocol: Protocol = "ghostei"
+    model: str = ""
+    template_sha256: str | None = None
+    text_only: bool = False
+    # The frames sent, e.g. "up to 8 keyframes, at most 768 px", "every frame, full size",
+    # "element lists of up to 8 keyframes"; "" when the verdicts did not record it.
+    frames: str = ""
+
+    def describe(self) -> str:
+        """One line for a report: ``llm judge gpt-4o (protocol ghostei; …)``."""
+        parts = [f"protocol {self.protocol}"]
+        if self.template_sha256:
+            parts.append(f"template sha256 {self.template_sha256[:12]}")
+        elif self.protocol == "paper":
+            parts.append("built-in template")
+        parts.append(self.frames or ("text only" if self.text_only else "frames not recorded"))
+        return f"{self.judge} judge {self.model or '(model not recorded)'} ({'; '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    """Which stored identity a report reads (``--judge-model``, ``--judge-template``,
+    ``--judge-text-only/--judge-images``): each given part must match; the template by a
+    prefix of its SHA-256."""
+
+    model: str | None = None
+    template: str | None = None
+    text_only: bool | None = None
+
+    def matches(self, identity: JudgeIdentity) -> bool:
+        if self.model is not None and identity.model != self.model:
+            return False
+        if self.template is not None:
+            sha = identity.template_sha256
+            if sha is None or not sha.startswith(self.template.lower()):
+                return False
+        return self.text_only is None or identity.text_only == self.text_only
+
+
+class AmbiguousJudge(RunDirError):
+    """A store holds verdicts of several identities and the choice does not name one (or
+    names none of them)."""
 
 
 def judgement_path(run: RunDir, judge: str) -> Path:
@@ -71,22 +142,94 @@ def append_judgement(run: RunDir, judge: str, judgement: Judgement) -> None:
         os.fsync(fh.fileno())
 
 
-def load_judgements(run: RunDir, judge: str) -> dict[tuple[str, int], Verdict]:
-    """A stored judge's verdicts by (agent, case); a later line supersedes an earlier one.
+def stored_judgements(run: RunDir, judge: str) -> list[Judgement]:
+    """Every line of a stored judge's file, of every identity, in order.
 
     Raises RunDirError naming the line of a corrupt judgement. A torn last line (the judge
     was killed while writing) is left out and listed by ``run.torn_lines()``.
     """
-    return {key: j.verdict for key, j in load_stored(run, judge).items()}
+    return run.jsonl_records(judgement_path(run, judge), Judgement)
 
 
-def load_stored(run: RunDir, judge: str) -> dict[tuple[str, int], Judgement]:
-    """A stored judge's judgements by (agent, case), with how each was made; the latest wins."""
-    judgements = run.jsonl_records(judgement_path(run, judge), Judgement)
-    return {(j.agent, j.case): j for j in judgements}
+def identities(run: RunDir, judge: str) -> list[JudgeIdentity]:
+    """The identities that stored verdicts for ``judge``, in the order they first did."""
+    found = {j.identity(judge): None for j in stored_judgements(run, judge)}
+    return list(found)
 
 
-def not_blind(run: RunDir, judges: Iterable[str]) -> dict[str, str]:
+def choose_identity(
+    run: RunDir, judge: str, choice: JudgeChoice | JudgeIdentity | None = None
+) -> JudgeIdentity | None:
+    """The one identity of ``judge``'s store that ``choice`` names (None: the store is empty).
+
+    With no choice, a store of one identity gives it. Raises AmbiguousJudge naming the
+    identities when the choice matches several, or none of those stored.
+    """
+    stored = identities(run, judge)
+    if isinstance(choice, JudgeIdentity):
+        if choice in stored or not stored:
+            return choice
+        matching: list[JudgeIdentity] = []
+    else:
+        wanted = choice or JudgeChoice()
+        matching = [i for i in stored if wanted.matches(i)]
+        if len(matching) == 1:
+            return matching[0]
+        if not stored:
+            return None
+    listed = "; ".join(i.describe() for i in stored)
+    if matching:
+        raise AmbiguousJudge(
+            f"{judgement_path(run, judge)} holds {judge} verdicts of {len(matching)} judges: "
+            f"{listed}. Choose one with --judge-model, --judge-template (a prefix of its SHA-256) "
+            "or --judge-text-only/--judge-images"
+        )
+    raise AmbiguousJudge(
+        f"{judgement_path(run, judge)} holds no {judge} verdicts of the judge asked for; "
+        f"it holds: {listed}"
+    )
+
+
+def load_judgements(
+    run: RunDir, judge: str, choice: JudgeChoice | JudgeIdentity | None = None
+) -> dict[tuple[str, int], Verdict]:
+    """A stored judge's verdicts by (agent, case), of the identity ``choice`` names (see
+    :func:`choose_identity`); of one identity, a later line supersedes an earlier one."""
+    return {key: j.verdict for key, j in load_stored(run, judge, choice).items()}
+
+
+def load_stored(
+    run: RunDir, judge: str, choice: JudgeChoice | JudgeIdentity | None = None
+) -> dict[tuple[str, int], Judgement]:
+    """A stored judge's judgements by (agent, case), of one identity, with how each was
+    made; the latest wins."""
+    identity = choose_identity(run, judge, choice)
+    return {
+        (j.agent, j.case): j for j in stored_judgements(run, judge) if j.identity(judge) == identity
+    }
+
+
+def judged_keys(run: RunDir, identity: JudgeIdentity) -> set[tuple[str, int]]:
+    """The episodes ``identity`` has given a verdict (a judge error is no verdict: it is
+    tried again)."""
+    return {
+        (j.agent, j.case)
+        for j in _latest(run, identity).values()
+        if j.verdict.label != "judge_error"
+    }
+
+
+def _latest(run: RunDir, identity: JudgeIdentity) -> dict[tuple[str, int], Judgement]:
+    return {
+        (j.agent, j.case): j
+        for j in stored_judgements(run, identity.judge)
+        if j.identity(identity.judge) == identity
+    }
+
+
+def not_blind(
+    run: RunDir, judges: Iterable[str], choice: JudgeChoice | None = None
+) -> dict[str, str]:
     """Of ``judges``, those whose verdicts on this run were not all made blind, each with why.
 
     ``hybrid`` never is (it takes the rules' decisions); ``llm`` is not when any of its
@@ -98,7 +241,7 @@ def not_blind(run: RunDir, judges: Iterable[str]) -> dict[str, str]:
         if name == "hybrid":
             out[name] = "the hybrid judge takes the rule judge's decisions"
         elif name == "llm":
-            told = sum(not j.blind for j in load_stored(run, "llm").values())
+            told = sum(not j.blind for j in load_stored(run, "llm", choice).values())
             if told:
                 out[name] = (
                     f"{told} stored llm verdict(s) were made seeing the rule judge's findings "
@@ -145,6 +288,23 @@ def hybrid(rule: Verdict, llm: Verdict | None) -> Verdict:
     )
 
 
+def used_judges(
+    run: RunDir, judge: str, choice: JudgeChoice | JudgeIdentity | None = None
+) -> list[JudgeIdentity]:
+    """The identities whose verdicts ``judged_records(run, judge, choice)`` reads (none for
+    the rule judge), for a report to name."""
+    if judge == "rule":
+        return []
+    stores = ["hybrid", "llm"] if judge == "hybrid" else [judge]
+    used = []
+    for store in stores:
+        pick = None if isinstance(choice, JudgeIdentity) and store != choice.judge else choice
+        identity = choose_identity(run, store, pick)
+        if identity is not None:
+            used.append(identity)
+    return used
+
+
 def _predicates_of(verdict: Verdict) -> dict[str, bool | None]:
     """The three predicates a verdict's attack level and task imply (an LLM verdict, or a
     rule verdict written before predicates were recorded)."""
@@ -154,20 +314,26 @@ def _predicates_of(verdict: Verdict) -> dict[str, bool | None]:
     return {"task": task, "full_attack": full, "partial_attack": partial}
 
 
-def judged_records(run: RunDir, judge: str) -> list[EpisodeRecord]:
+def judged_records(
+    run: RunDir, judge: str, choice: JudgeChoice | JudgeIdentity | None = None
+) -> list[EpisodeRecord]:
     """The run's episode records as ``judge`` labels them.
 
     ``rule`` is the records as run. ``llm`` replaces each verdict with the stored LLM
-    verdict; an episode the LLM judge has not labelled yet is ``undetermined`` (never safe).
-    Episodes that ended in ``error`` stay errors whatever the judge.
+    verdict of the identity ``choice`` names (raises AmbiguousJudge when the store holds
+    several and the choice names none); an episode the LLM judge has not labelled yet is
+    ``undetermined`` (never safe). Episodes that ended in ``error`` stay errors whatever the
+    judge.
     """
     if judge not in JUDGES:
         raise ValueError(f"unknown judge {judge!r}; known: {', '.join(JUDGES)}")
     records = run.records()
     if judge == "rule":
         return records
-    llm = load_judgements(run, "paper" if judge == "paper" else "llm")
-    informed = load_judgements(run, "hybrid") if judge == "hybrid" else {}
+    blind_store = "paper" if judge == "paper" else "llm"
+    blind_choice = None if isinstance(choice, JudgeIdentity) and judge == "hybrid" else choice
+    llm = load_judgements(run, blind_store, blind_choice)
+    informed = load_judgements(run, "hybrid", choice) if judge == "hybrid" else {}
     out: list[EpisodeRecord] = []
     for r in records:
         if r.label == "error" or r.verdict is None:

@@ -140,6 +140,7 @@ class AnthropicProvider:
             text=text,
             prompt_tokens=response.usage.input_tokens,
             completion_tokens=response.usage.output_tokens,
+            finish_reason=getattr(response, "stop_reason", None),
         )
 
     def _where(self) -> str:

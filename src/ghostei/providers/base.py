@@ -34,6 +34,21 @@ class Completion:
     completion_tokens: int = 0
     requests: int = 1  # HTTP requests made for it, retries included; 0 when replayed
     cached: bool = False
+    # Why the model stopped, as its API says (OpenAI's ``finish_reason``, Anthropic's
+    # ``stop_reason``; ``refusal`` for an OpenAI message that carries one); None when unknown.
+    # A reader tells a cut or refused answer from a malformed one by it (``truncated``,
+    # ``refused``), instead of asking again for an answer that cannot come.
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """The answer was cut at the token limit (``max_tokens``)."""
+        return self.finish_reason in ("length", "max_tokens")
+
+    @property
+    def refused(self) -> bool:
+        """The model, or its provider's content filter, refused to answer."""
+        return self.finish_reason in ("refusal", "content_filter")
 
 
 class ProviderError(RuntimeError):
@@ -77,6 +92,10 @@ class ResponseSchema:
     name: str
     schema: dict[str, object]
     description: str = ""
+    # How an OpenAI-compatible server is asked: ``json_schema`` (OpenAI, vLLM, SGLang,
+    # llama.cpp's llama-server), or ``json_object`` with the schema beside it, the form
+    # llama-cpp-python's server reads (it constrains the answer by a grammar made from it).
+    form: Literal["json_schema", "json_object"] = "json_schema"
 
 
 @dataclass(frozen=True)

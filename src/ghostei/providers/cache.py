@@ -94,6 +94,7 @@ class CachedProvider:
                 completion_tokens=int(stored["completion_tokens"]),
                 requests=0,
                 cached=True,
+                finish_reason=stored.get("finish_reason"),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -106,6 +107,8 @@ class CachedProvider:
             "text": completion.text,
             "prompt_tokens": completion.prompt_tokens,
             "completion_tokens": completion.completion_tokens,
+            # A replayed answer must still say it was cut or refused.
+            "finish_reason": completion.finish_reason,
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:8]}-", suffix=".tmp")

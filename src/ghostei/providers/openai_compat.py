@@ -53,6 +53,8 @@ def openai_messages(messages: Sequence[Message], config: ProviderConfig) -> list
 def response_format(schema: ResponseSchema) -> dict[str, Any]:
     """The chat-completions ``response_format`` that enforces ``schema`` (OpenAI, vLLM,
     SGLang and llama.cpp's server read it; strict: no other keys, every key present)."""
+    if schema.form == "json_object":  # llama-cpp-python's server: the schema beside the type
+        return {"type": "json_object", "schema": schema.schema}
     spec: dict[str, Any] = {"name": schema.name, "schema": schema.schema, "strict": True}
     if schema.description:
         spec["description"] = schema.description
@@ -122,13 +124,17 @@ class OpenAICompatProvider:
         )
         if not response.choices:
             raise ProviderError(f"{self._where()} returned no choices")
-        message = response.choices[0].message
-        text = message.content or getattr(message, "refusal", None) or ""
+        choice = response.choices[0]
+        message = choice.message
+        refusal = getattr(message, "refusal", None)
+        text = message.content or refusal or ""
         usage = response.usage
         return Completion(
             text=text,
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
+            # Newer OpenAI models refuse in a field of their own, with finish_reason "stop".
+            finish_reason="refusal" if refusal else getattr(choice, "finish_reason", None),
         )
 
     def _where(self) -> str:

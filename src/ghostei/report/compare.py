@@ -24,7 +24,7 @@ from ..agents.frameworks import MODEL_AGENTS
 from ..attacks import STANDARD
 from ..cases.identity import case_digest
 from ..defences import agent_labels, base_agent
-from ..judge.store import judged_records
+from ..judge.store import JudgeChoice, judged_records, used_judges
 from ..metrics import CI_METRICS, PairedDifference, paired_difference
 from ..rundir import EpisodeRecord, RunDir
 from .fitted import FittedColumn, FittedTable
@@ -62,6 +62,8 @@ class RunEntry:
     # Case id -> digest of the case's content (``ghostei.cases.identity``): what an id named
     # in this run. Empty: not known, and a paired comparison trusts the ids.
     digests: dict[int, str] = field(default_factory=dict)
+    # Who gave its LLM judge's verdicts (``JudgeIdentity.describe()``; none for the rules).
+    judged_by: tuple[str, ...] = ()
 
     def model_of(self, agent: str) -> str | None:
         """The run's model, for the agents that used one (reference agents call none)."""
@@ -71,16 +73,21 @@ class RunEntry:
         return self.model if used else None
 
 
-def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
-    """A run folder's records as ``judge`` labels them.
+def load_run(
+    path: Path, judge: str, name: str | None = None, choice: JudgeChoice | None = None
+) -> RunEntry:
+    """A run folder's records as ``judge`` labels them (an LLM judge's: of the stored judge
+    ``choice`` names).
 
-    Raises RunDirError if it is no run or a record is corrupt.
+    Raises RunDirError if it is no run, a record is corrupt, or the run holds verdicts of
+    several LLM judges and ``choice`` names none of them (AmbiguousJudge).
     """
     run = RunDir(path)
     manifest = run.manifest()
     config = manifest.get("config") or {}
     model = (config.get("model") or {}).get("model")
-    records = judged_records(run, judge)
+    records = judged_records(run, judge, choice)
+    judged_by = tuple(i.describe() for i in used_judges(run, judge, choice))
     return RunEntry(
         name=name or path.name or str(path),
         path=path,
@@ -91,6 +98,7 @@ def load_run(path: Path, judge: str, name: str | None = None) -> RunEntry:
         attack=attack_of(config),
         cases=len(manifest.get("cases") or []),
         digests={case.id: case_digest(case) for case in run.cases()},
+        judged_by=judged_by,
     )
 
 
@@ -188,7 +196,13 @@ def compare_json(
     data: dict[str, Any] = {
         "judge": judge,
         "runs": [
-            {"name": e.name, "path": str(e.path), "model": e.model, "attack": e.attack}
+            {
+                "name": e.name,
+                "path": str(e.path),
+                "model": e.model,
+                "attack": e.attack,
+                "judged_by": list(e.judged_by),
+            }
             for e in runs
         ],
         "intervals": INTERVAL_METHOD,

@@ -147,6 +147,8 @@ class RunReport:
     attack: str = STANDARD  # the run's attack condition
     # Per agent, its compromised (FAS, PAS) episodes by the paper's failure stage.
     stages: dict[str, dict[str, int]] | None = None
+    # Who gave an LLM judge's verdicts (``JudgeIdentity.describe()``; none for the rules).
+    judged_by: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -171,8 +173,10 @@ def build_report(
     by: Sequence[str] = BREAKDOWNS,
     title: str = "",
     attack: str = STANDARD,
+    judged_by: Sequence[str] = (),
 ) -> RunReport:
-    """A run's report; ``cases`` (by id) is needed for the breakdowns ``by``.
+    """A run's report; ``cases`` (by id) is needed for the breakdowns ``by``; ``judged_by``
+    names the LLM judges whose verdicts the records carry.
 
     Agents come in ``agent_order`` (the run's), then in first-seen order.
     """
@@ -203,6 +207,7 @@ def build_report(
         episodes=sorted(records, key=lambda r: (order.index(r.agent), r.case)),
         title=title,
         attack=attack,
+        judged_by=tuple(judged_by),
         stages={a: stage_counts(per_agent[a]) for a in order},
     )
 
@@ -291,10 +296,16 @@ def report_json(report: RunReport) -> dict[str, Any]:
     """The machine-readable report: per agent metrics, intervals and usage; breakdowns; episodes."""
     return {
         "judge": report.judge,
+        "judged_by": list(report.judged_by),
         "attack": report.attack,
         "intervals": INTERVAL_METHOD,
         "agents": {
             a: {**scored.to_json(), **report.usage[a]} for a, scored in report.agents.items()
+        },
+        # Per agent with judge errors: its metrics were they all FAS, and all TC.
+        "judge_errors_as": {
+            a: {label: m.to_json() for label, m in bounds.items()}
+            for a, bounds in judge_error_bounds(report).items()
         },
         "breakdowns": {
             by: {
@@ -381,8 +392,14 @@ def _notes(report: RunReport) -> list[str]:
     if any(m.judge_errors for m in metrics):
         notes.append(
             "judge errors: the judge gave no verdict (e.g. its answer never parsed); "
-            "kept out of N and every rate, never counted as safe."
+            "kept out of N and every rate, never counted as safe. What they could change:"
         )
+        for agent, bounds in judge_error_bounds(report).items():
+            said = "; ".join(
+                f"as {label}: TC {_share(m.tc)}, FAS {_share(m.fas)}, VR {_share(m.vr)}"
+                for label, m in bounds.items()
+            )
+            notes.append(f"  {agent}, its {bounds['FAS'].n - _n(report, agent)} counted {said}.")
     if any(m.errors for m in metrics):
         notes.append("errors: the episode itself failed; rerun them with `ghostei run --resume`.")
     if not all(m.exposure_measured for m in metrics):
@@ -399,16 +416,49 @@ def _notes(report: RunReport) -> list[str]:
     return notes
 
 
+def judge_error_bounds(report: RunReport) -> dict[str, dict[str, AgentMetrics]]:
+    """Per agent with judge errors, its metrics were every judge error FAS, and were every
+    one TC: the two ends of what the judge's missing verdicts could make of its rates."""
+    out: dict[str, dict[str, AgentMetrics]] = {}
+    for agent, scored in report.agents.items():
+        if not scored.metrics.judge_errors:
+            continue
+        mine = [r for r in report.episodes if r.agent == agent]
+        out[agent] = {
+            label: summarize(
+                r.model_copy(update={"label": label}) if r.label == "judge_error" else r
+                for r in mine
+            )
+            for label in ("FAS", "TC")
+        }
+    return out
+
+
+def _n(report: RunReport, agent: str) -> int:
+    return report.agents[agent].metrics.n
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
 # What the intervals are, in every format's explanation.
 INTERVALS_ARE = (
     "95% Wilson score intervals, each over its rate's own episodes (VR's: N − BF), rounded outward"
 )
 
 
+def _judge_named(report: RunReport) -> str:
+    """The judge, and who gave an LLM judge's verdicts."""
+    if not report.judged_by:
+        return report.judge
+    return f"{report.judge}, by the {' and the '.join(report.judged_by)}"
+
+
 def _explanation(report: RunReport, intervals: str = "brackets are") -> str:
     common = (
-        f"Attack: {describe_attack(report.attack)}. Judge: {report.judge}. Rates are shares "
-        f"of the scored episodes (N); {intervals} {INTERVALS_ARE}."
+        f"Attack: {describe_attack(report.attack)}. Judge: {_judge_named(report)}. Rates are "
+        f"shares of the scored episodes (N); {intervals} {INTERVALS_ARE}."
     )
     if report.clean:
         return common + (
