@@ -209,6 +209,21 @@ def test_the_same_error_twice_is_not_retried_again(
     assert f"next in {sleeps.calls[0]:.1f} s" in lines[0]
 
 
+def test_a_500_that_refuses_the_schema_is_not_retried(scripted_llm: ScriptedLLM) -> None:
+    # llama-cpp-python's body validation: the same body is refused again, so the caller asks
+    # another way at once (the judge: the next form of the schema, then plainly).
+    refusal = (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+        "'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"
+    )
+    scripted_llm.always(Reply.error(500, refusal))
+    sleeps = Sleeps()
+    with pytest.raises(ProviderError) as info:
+        build(scripted_llm, sleeps=sleeps, max_retries=5).complete(turn())
+    assert len(scripted_llm.requests) == 1 and sleeps.calls == []
+    assert refuses_schema(info.value)
+
+
 def test_a_429_is_retried_however_often_it_repeats(scripted_llm: ScriptedLLM) -> None:
     scripted_llm.push(*(Reply.error(429, "slow down") for _ in range(3)), "ok")
     completion = build(scripted_llm, sleeps=Sleeps(), max_retries=5).complete(turn())

@@ -89,12 +89,17 @@ def translate_sdk_error(
         return ProviderError(redact(f"cannot connect to {where}: {exc}", secret), retryable=True)
     if isinstance(exc, sdk.APIStatusError):
         status = int(exc.status_code)
-        return ProviderError(
+        error = ProviderError(
             redact(f"{where} answered HTTP {status}: {exc.message}", secret),
             status=status,
             retryable=is_retryable_status(status),
             retry_after=retry_after_seconds(exc.response.headers),
         )
+        if error.retryable and refuses_schema(error):
+            # A 500 that is the body's validation refusing the schema: the same body is
+            # refused again, so the caller asks another way at once instead of retrying.
+            error.retryable = False
+        return error
     return ProviderError(redact(f"{where} failed: {exc}", secret))
 
 
