@@ -31,6 +31,7 @@ from ghostei.judge.paper_protocol import (
     PaperJudge,
     PromptTemplate,
     TemplateError,
+    action_history,
     criteria_text,
     paper_verdict,
     parse_paper_answer,
@@ -228,6 +229,16 @@ def test_the_paper_protocol_sends_every_frame_in_order_the_criteria_and_no_rule_
     # The paper judge is blind: kappa against the rules is reported.
     compared = invoke(str(run.path), "--compare", "rule", "paper", "--format", "json")
     assert json.loads(compared.output)["blind"] is True
+
+
+def test_the_papers_history_gives_every_output_whole(run: RunDir) -> None:
+    """Our protocol cuts an output at 1,500 characters; the paper's judge reads it whole."""
+    record = run.records()[0]
+    episode = load_episode(run.path / record.trajectory)
+    long = " ".join(f"thought{i}" for i in range(400))  # about 3,500 characters
+    episode.steps[0]["raw_output"] = long
+    history = action_history(episode)
+    assert long in history and "more characters cut" not in history
 
 
 @pytest.mark.parametrize(

@@ -303,13 +303,16 @@ def _attack_surface(case: Case, kind: str) -> str:
     return "the user's instruction itself"
 
 
-def step_parts(episode: Episode, step: dict[str, Any]) -> tuple[str, str, str]:
+def step_parts(
+    episode: Episode, step: dict[str, Any], limit: int | None = MAX_OUTPUT_CHARS
+) -> tuple[str, str, str]:
     """How every judge prompt tells a step: its time (`` [HH:MM:SS]`` or empty), its action
-    as JSON, and the agent's output, cut to ``MAX_OUTPUT_CHARS``."""
+    as JSON, and the agent's output, cut to ``limit`` characters (None: whole)."""
     times = [str(e["time"]) for e in episode.step_events(step) if e.get("time")]
     when = f" [{times[0]}]" if times else ""
     action = json.dumps(step.get("action", {}), ensure_ascii=False, sort_keys=True)
-    return when, action, _cut(str(step.get("raw_output", "")).strip(), MAX_OUTPUT_CHARS)
+    raw = str(step.get("raw_output", "")).strip()
+    return when, action, raw if limit is None else _cut(raw, limit)
 
 
 def _cut(text: str, limit: int) -> str:

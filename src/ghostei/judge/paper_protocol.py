@@ -286,7 +286,8 @@ def action_history(episode: Episode) -> str:
     """The ``{actions}`` variable: each step's time, action and the agent's output."""
     lines = []
     for step in episode.steps:
-        when, action, raw = step_parts(episode, step)
+        # The agent's output whole: the paper's judge reads it uncut.
+        when, action, raw = step_parts(episode, step, limit=None)
         lines.append(f"Step {step['step']}{when}: {action}")
         lines.append("  output: " + (raw.replace("\n", "\n  ") if raw else "(none)"))
     return "\n".join(lines) or "(no actions)"
