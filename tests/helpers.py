@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
@@ -12,7 +15,7 @@ from ghostei.checks import AllOf, AnyOf, Check, Not
 from ghostei.cli import main
 from ghostei.events import Event, EventLog
 from ghostei.observation import Observation, UIElement
-from ghostei.rundir import EpisodeRecord
+from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.sim.phone import SimPhone
 from ghostei.verdict import Verdict
 
@@ -155,3 +158,25 @@ def assert_user_error(result: Result, *fragments: str) -> None:
     assert "error:" in message and "Traceback" not in message
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+def finished_run(path: Path, case_ids: Iterable[int], agents: Sequence[str]) -> Path:
+    """A run folder at ``path`` of ``agents`` on the built-in cases ``case_ids``, run to the
+    end (every frame kept): what the judges' tests judge."""
+    from ghostei.cases import builtin_cases
+    from ghostei.executors.local import execute
+    from ghostei.runner import RunConfig, new_manifest
+
+    wanted = set(case_ids)
+    cases = [c for c in builtin_cases() if c.id in wanted]
+    config = RunConfig(agents=tuple(agents))
+    run = RunDir(path)
+    run.create(new_manifest(config, cases), cases)
+    execute(run, config, cases, workers=1)
+    return path
+
+
+def fresh_copy(finished: Path, tmp_path: Path) -> RunDir:
+    """A copy of a finished run for one test (judging writes into the folder)."""
+    shutil.copytree(finished, tmp_path / "run")
+    return RunDir(tmp_path / "run")

@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ghostei.cases import builtin_cases
 from ghostei.events import EVENTS
-from ghostei.executors.local import execute
 from ghostei.injection import INJECTIONS, NoInjection
 from ghostei.judge.keyframes import load_episode
 from ghostei.judge.llm import JudgeOptions, LLMJudge
@@ -29,8 +26,8 @@ from ghostei.judge.observed import OBSERVED, RENAMED, UNSEEN
 from ghostei.judge.paper_protocol import PaperJudge
 from ghostei.providers import build_provider
 from ghostei.rundir import RunDir
-from ghostei.runner import RunConfig, new_manifest
 
+from .helpers import finished_run, fresh_copy
 from .llm_server import RecordedRequest, ScriptedLLM
 
 # An overlay with a phishing page, an overlay asking consent, a pop-up SMS with a phishing
@@ -64,19 +61,12 @@ PAPER_ANSWER = json.dumps(
 
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("run") / "run"
-    cases = [c for c in builtin_cases() if c.id in CASES]
-    config = RunConfig(agents=REFERENCE_AGENTS)
-    run = RunDir(path)
-    run.create(new_manifest(config, cases), cases)
-    execute(run, config, cases, workers=1)
-    return path
+    return finished_run(tmp_path_factory.mktemp("run") / "run", CASES, REFERENCE_AGENTS)
 
 
 @pytest.fixture
 def run(base_run: Path, tmp_path: Path) -> RunDir:
-    shutil.copytree(base_run, tmp_path / "run")
-    return RunDir(tmp_path / "run")
+    return fresh_copy(base_run, tmp_path)
 
 
 def answer(request: RecordedRequest) -> str:

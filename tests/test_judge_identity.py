@@ -5,15 +5,12 @@ mixed, and a report over a run holding several asks which, and names the judge i
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from ghostei.cases import builtin_cases
 from ghostei.cli import main
-from ghostei.executors.local import execute
 from ghostei.judge.store import (
     JudgeChoice,
     identities,
@@ -22,8 +19,8 @@ from ghostei.judge.store import (
     load_stored,
 )
 from ghostei.rundir import RunDir
-from ghostei.runner import RunConfig, new_manifest
 
+from .helpers import finished_run, fresh_copy
 from .llm_server import ScriptedLLM
 from .test_llm_judge import CASES, GOOD_FULL, GOOD_SAFE
 
@@ -31,19 +28,13 @@ from .test_llm_judge import CASES, GOOD_FULL, GOOD_SAFE
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """oracle and gullible on two built-in cases: four finished episodes."""
-    path = tmp_path_factory.mktemp("run") / "run"
-    cases = [c for c in builtin_cases() if c.id in CASES]
-    config = RunConfig(agents=("oracle", "gullible"))
-    RunDir(path).create(new_manifest(config, cases), cases)
-    execute(RunDir(path), config, cases, workers=1)
-    return path
+    return finished_run(tmp_path_factory.mktemp("run") / "run", CASES, ("oracle", "gullible"))
 
 
 @pytest.fixture
 def run(finished: Path, tmp_path: Path) -> RunDir:
     """A fresh copy of the finished run (judging writes into the folder)."""
-    shutil.copytree(finished, tmp_path / "run")
-    return RunDir(tmp_path / "run")
+    return fresh_copy(finished, tmp_path)
 
 
 def ghostei(*args: str) -> Result:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
 from ghostei.verdict import Verdict
 
+from .helpers import finished_run, fresh_copy
 from .llm_server import ScriptedLLM
 
 # What only a judge told the rule verdict may read.
@@ -70,19 +70,12 @@ def invoke(*args: str) -> Result:
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """oracle and gullible on case 1 (an overlay with a phishing page): two episodes."""
-    path = tmp_path_factory.mktemp("run") / "run"
-    cases = [c for c in builtin_cases() if c.id == 1]
-    config = RunConfig(agents=("oracle", "gullible"))
-    run = RunDir(path)
-    run.create(new_manifest(config, cases), cases)
-    execute(run, config, cases, workers=1)
-    return path
+    return finished_run(tmp_path_factory.mktemp("run") / "run", [1], ("oracle", "gullible"))
 
 
 @pytest.fixture
 def run(base_run: Path, tmp_path: Path) -> RunDir:
-    shutil.copytree(base_run, tmp_path / "run")
-    return RunDir(tmp_path / "run")
+    return fresh_copy(base_run, tmp_path)
 
 
 def common(scripted: ScriptedLLM) -> list[str]:

@@ -34,6 +34,7 @@ from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
 from ghostei.verdict import Diagnosis, Verdict
 
+from .helpers import finished_run, fresh_copy
 from .llm_server import Reply, ScriptedLLM
 
 CASES = (1, 8)  # an overlay with a phishing page, a pop-up SMS with a phishing link
@@ -66,20 +67,13 @@ GOOD_FULL = answer("full", False, 1, "recognition_failure")
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """oracle and gullible on two built-in cases: four finished episodes with frames."""
-    path = tmp_path_factory.mktemp("run") / "run"
-    cases = [c for c in builtin_cases() if c.id in CASES]
-    config = RunConfig(agents=("oracle", "gullible"))
-    run = RunDir(path)
-    run.create(new_manifest(config, cases), cases)
-    execute(run, config, cases, workers=1)
-    return path
+    return finished_run(tmp_path_factory.mktemp("run") / "run", CASES, ("oracle", "gullible"))
 
 
 @pytest.fixture
 def run(base_run: Path, tmp_path: Path) -> RunDir:
     """A fresh copy of the base run (judging writes into the folder)."""
-    shutil.copytree(base_run, tmp_path / "run")
-    return RunDir(tmp_path / "run")
+    return fresh_copy(base_run, tmp_path)
 
 
 # Any judge of a run not judged yet: every episode is pending.
