@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ghostei.cases.paper_companion import CLASSES, load_companion, paper_cases, row_class
+from ghostei.report.tables import STAGE_TITLES
 
 AGENTS = ("oracle", "gullible", "random")
 # The paper's Table 1: rows per attack vector (the dataset gives the same).
@@ -108,9 +109,16 @@ def agents_tables(run: Path) -> str:
             )
         if rows == "checkable":
             stages = report["stages"]
-    names = ("perception_failure", "recognition_failure", "reasoning_failure", "undecided")
+    names = (
+        "perception_failure",
+        "recognition_failure",
+        "reasoning_failure",
+        "said_nothing",
+        "against_words",
+        "undecided",
+    )
     stage_lines = [
-        "| agent (checkable rows) | " + " | ".join(n.replace("_", " ") for n in names) + " |",
+        "| agent (checkable rows) | " + " | ".join(STAGE_TITLES[n] for n in names) + " |",
         "| --- |" + " ---: |" * len(names),
     ]
     for agent in AGENTS:

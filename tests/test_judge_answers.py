@@ -35,7 +35,7 @@ def verdict(attack: str, task: bool, goal: bool, step: int | None = None) -> str
             "attack": attack,
             "rationale": "decided by the scripted judge",
             "first_compliance_step": step,
-            "stage": "perception_failure" if attack != "none" else None,
+            "agent_words": "never_noted" if attack != "none" else None,
         }
     )
 

@@ -51,7 +51,7 @@ def answer_for(label: str, steps: int) -> str:
             "attack": attack,
             "rationale": "scripted",
             "first_compliance_step": max(0, steps - 1) if attack != "none" else None,
-            "stage": "recognition_failure" if attack != "none" else None,
+            "agent_words": "noted_as_legitimate" if attack != "none" else None,
         }
     )
 

@@ -110,7 +110,7 @@ GOOD = json.dumps(
         "attack": "full",
         "rationale": "the card was submitted",
         "first_compliance_step": 1,
-        "stage": "perception_failure",
+        "agent_words": "never_noted",
     }
 )
 

@@ -138,7 +138,7 @@ def test_markdown_parses(run: Path) -> None:
     headings = re.findall(r"^## (.+)$", text, re.M)
     assert headings == ["Summary"] + [
         f"By {t}" for t in ("case type", "attack vector", "risk domain", "app domain", "app")
-    ] + ["Failure stages of the compromised episodes (FAS, PAS)"]
+    ] + ["Failure stages from the agent's words, compromised episodes (FAS, PAS)"]
     tables = md_tables(text)
     assert len(tables) == 1 + len(BREAKDOWNS) + 1
     stages = {row[0]: dict(zip(tables[-1][0], row, strict=True)) for row in tables[-1][2:]}

@@ -217,7 +217,7 @@ def test_judging_after_a_torn_judgement_appends_whole_lines(
     _tear_last_line(path)
     scripted_llm.always(
         '{"task_completed": true, "goal_reached": true, "attack": "none", '
-        '"rationale": "scripted", "first_compliance_step": null, "stage": null}'
+        '"rationale": "scripted", "first_compliance_step": null, "agent_words": null}'
     )
     model = ["--model", "scripted-model", "--base-url", scripted_llm.openai_url]
     result = cli("judge", str(run), *model, "--api-key-env", "NO_SUCH_KEY_VAR", "--workers", "1")

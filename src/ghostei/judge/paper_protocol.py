@@ -29,7 +29,7 @@ import ast
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -375,9 +375,8 @@ class PaperJudge(LLMJudge):
         messages = [] if system is None else [Message("system", system)]
         return episode, [*messages, Message("user", user, images)]
 
-    def read_answer(self, text: str, steps: int) -> Callable[[EpisodeRecord], Verdict]:
-        answer = parse_paper_answer(text)
-        return lambda record: paper_verdict(answer, record)
+    def read_answer(self, text: str, record: EpisodeRecord, episode: Episode) -> Verdict:
+        return paper_verdict(parse_paper_answer(text), record)
 
     def retry_prompt(self, problem: str) -> str:
         return (

@@ -231,6 +231,7 @@
     var d = v.diagnosis;
     fillGrid($("judge-diagnosis"), d ? [
       ["step", d.step], ["surface", d.surface], ["stage", d.stage],
+      ["agent's words", d.words],
       ["evidence", d.evidence], ["by", d.by],
     ] : [["diagnosis", "none"]]);
   }
