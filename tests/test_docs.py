@@ -129,28 +129,31 @@ def _contract_layers() -> list[str]:
 
 
 def _picture_layers() -> list[str]:
-    """The module column of each row of the architecture page's layer picture."""
+    """The modules of each layer the architecture page's Mermaid diagram draws, top to bottom.
+
+    A layer is a node whose label starts with its modules in ``<b>…</b>`` (``<br>`` may break
+    the list); the order is the arrows', followed from the one node no arrow points to.
+    """
     text = (DOCS / "architecture.md").read_text(encoding="utf-8")
-    picture = text[text.index("┌") : text.index("┘")]
-    lines = picture.splitlines()[1:]
-    # The module column ends where the first row's description begins.
-    body = lines[0][2:]
-    modules = body.partition("  ")[0]
-    gap = body[len(modules) :]
-    width = 2 + len(modules) + len(gap) - len(gap.lstrip())
-    rows: list[str] = []
-    cells: list[str] = []
-    for line in lines:
-        if line.startswith(("├", "└")):
-            rows.append(" ".join(c for c in cells if c))
-            cells = []
-        else:
-            cells.append(line[2:width].strip())
-    rows.append(" ".join(c for c in cells if c))
-    return [row for row in rows if row]
+    (diagram,) = re.findall(r"^```mermaid\n(.*?)^```$", text, re.S | re.M)
+    nodes = {
+        node: " ".join(modules.replace("<br>", " ").split())
+        for node, modules in re.findall(r'^\s*(\w+)\["<b>(.*?)</b>', diagram, re.M)
+    }
+    below = dict(re.findall(r"^\s*(\w+)\s*-->\s*(\w+)\s*$", diagram, re.M))
+    assert set(below) | set(below.values()) <= set(nodes), "an arrow to or from no layer"
+    tops = set(nodes) - set(below.values())
+    assert len(tops) == 1, f"the arrows make no one chain of layers: it starts at {sorted(tops)}"
+    (top,) = tops
+    layers: list[str] = []
+    node: str | None = top
+    while node is not None and len(layers) <= len(nodes):
+        layers.append(nodes[node])
+        node = below.get(node)
+    return layers
 
 
 def test_the_architecture_picture_draws_the_layer_contract() -> None:
     # The contract in pyproject.toml is the one written source; the page draws its layers,
-    # top to bottom, each row naming the layer's modules as the contract does.
+    # top to bottom, each node naming the layer's modules as the contract does.
     assert _picture_layers() == _contract_layers()

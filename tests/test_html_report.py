@@ -33,6 +33,12 @@ SCRIPT_MARKUP = "</script><script>alert(1)</script>"
 MARKUP_CASE = 901  # an overlay case whose texts are markup
 AGENTS = ("oracle", "gullible")
 ARTIFACTS = Path(__file__).parent / "artifacts"  # screenshots to look at; ignored by git
+# The manual's pictures of the report (docs/judging.md), retaken only when asked: a browser's
+# text rendering differs between machines, so they are looked at, never compared.
+DOCS_IMAGES = Path(__file__).parents[1] / "docs" / "images"
+DOCS_SCREENSHOTS = os.environ.get("GHOSTEI_DOCS_SCREENSHOTS") == "1"
+DOCS_VIEWPORT = {"width": 1280, "height": 800}
+DOCS_MAX_BYTES = 250_000
 
 
 def _markup_case() -> Case:
@@ -335,6 +341,37 @@ def _open(page: Any, eid: str) -> None:
     page.wait_for_selector(f'#episode[data-episode="{eid}"]')
 
 
+def _for_the_manual(page: Any, name: str, selector: str | None = None) -> None:
+    """Screenshot the page at the manual's window size: the window at the top of the page, or
+    the whole element `selector` (taller than the window if it is).
+
+    Saved to tests/artifacts/NAME.png, and to docs/images/NAME.png (quantized to 256 colours
+    and optimized, held under DOCS_MAX_BYTES) when GHOSTEI_DOCS_SCREENSHOTS=1.
+    """
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / ".gitignore").write_text("*\n", encoding="utf-8")
+    size = page.viewport_size
+    page.set_viewport_size(DOCS_VIEWPORT)
+    try:
+        if selector is None:
+            page.evaluate("() => window.scrollTo(0, 0)")
+            shot = page.screenshot()
+        else:
+            # Its top at the window's, so that the sticky episode list sits where it starts.
+            page.eval_on_selector(selector, "e => e.scrollIntoView()")
+            shot = page.locator(selector).screenshot()
+    finally:
+        page.set_viewport_size(size)
+    (ARTIFACTS / f"{name}.png").write_bytes(shot)
+    if DOCS_SCREENSHOTS:
+        image = Image.open(io.BytesIO(shot)).convert("RGB")
+        small = image.quantize(256, Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        DOCS_IMAGES.mkdir(exist_ok=True)
+        target = DOCS_IMAGES / f"{name}.png"
+        small.save(target, optimize=True)
+        assert target.stat().st_size < DOCS_MAX_BYTES, f"{target} is too large for the manual"
+
+
 def _canvas(page: Any) -> tuple[str, str]:
     """The id of the frame the viewer shows and its pixels as a PNG data URI, once drawn."""
     page.wait_for_selector("#frame-canvas:not([hidden])[data-frame]")
@@ -349,6 +386,7 @@ def _canvas(page: Any) -> tuple[str, str]:
 @needs_chromium
 def test_viewer_steps_through_an_episode(page_of: Any) -> None:
     page, seen, url = page_of
+    _for_the_manual(page, "report-summary")
     eid = _episode_id(page, "gullible", 2)
     _open(page, eid)
     assert page.inner_text("#ep-title").startswith("Card payment")
@@ -364,6 +402,8 @@ def test_viewer_steps_through_an_episode(page_of: Any) -> None:
     page.click("#timeline button.fired")
     assert "attack fired" in page.inner_text("#step-flags")
     assert page.locator("#frame.fired").count() == 1
+    # The manual's picture of the viewer: gullible on the overlay, the step the attack fired.
+    _for_the_manual(page, "report-episode", "#trajectories")
     # The slider and the last position: the final screen, no next.
     page.locator("#step-slider").fill(page.get_attribute("#step-slider", "max"))
     assert page.inner_text("#step-counter").startswith("Final screen")
