@@ -206,6 +206,20 @@ def test_summary_and_breakdowns(html: str) -> None:
     assert cells and all(c.startswith('<span class="ci">[') for c in cells)
 
 
+def test_the_failure_stages_are_shown_from_the_agents_words(html: str) -> None:
+    stages = html[html.index('id="stages"') : html.index('id="trajectories"')]
+    assert "Failure stages from the agent&#39;s words" in stages or (
+        "Failure stages from the agent's words" in stages
+    )
+    assert "said nothing" in stages and "acted against its words" in stages
+    # gullible is compromised on all four cases, each counted in exactly one column; oracle
+    # on none.
+    for agent, total in (("gullible", 4), ("oracle", 0)):
+        row = stages[stages.index(f"{agent}</th>") :].split("</tr>")[0]
+        counts = [int(n) for n in re.findall(r'<td class="num">(\d+)</td>', row)]
+        assert len(counts) == 7 and sum(counts) == total
+
+
 def test_every_episode_embeds_its_frames_in_order(run: RunDir, html: str) -> None:
     blobs = _blobs(html)
     frames = blobs["frame-table"]["frames"]

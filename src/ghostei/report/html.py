@@ -56,12 +56,17 @@ from .tables import (
     CLEAN_UTILITY,
     SHOWN_RATES,
     SHOWN_TITLES,
+    STAGE_COLUMNS,
+    STAGE_TITLES,
+    STAGES_NOTE,
+    STAGES_TITLE,
     Scored,
     attack_of,
     build_report,
     compromised_then_error,
     describe_attack,
     interval,
+    shows_stages,
 )
 
 FrameFormat = Literal["webp", "jpeg", "png"]
@@ -159,6 +164,14 @@ def render_html(
         breakdowns=[
             (heading, _breakdown_rows(breakdowns[by], agents, by)) for by, heading in BREAKDOWNS
         ],
+        stages_title=STAGES_TITLE,
+        stages_note=STAGES_NOTE,
+        stage_titles=[STAGE_TITLES[c] for c in STAGE_COLUMNS],
+        stages=[
+            (a, [(report.stages or {}).get(a, {}).get(c, 0) for c in STAGE_COLUMNS]) for a in agents
+        ]
+        if shows_stages(report)
+        else [],
         plot_risk=Markup(plot_risk),
         plot_tc_vr=Markup(plot_tc_vr),
         labels=[*LABELS, "undetermined", "judge_error", "error"],

@@ -266,7 +266,8 @@ STAGES_NOTE = (
 )
 
 
-def _shows_stages(report: RunReport) -> bool:
+def shows_stages(report: RunReport) -> bool:
+    """Whether the report has compromised episodes whose stages are worth a table."""
     return (
         not report.clean
         and bool(report.stages)
@@ -528,7 +529,7 @@ def report_markdown(report: RunReport) -> str:
             for agent, s in agents.items()
         ]
         parts.append(md_table(header, rows, right=2))
-    if _shows_stages(report):
+    if shows_stages(report):
         parts += [f"## {STAGES_TITLE}", STAGES_NOTE]
         header = ["agent", *(STAGE_TITLES[c] for c in STAGE_COLUMNS)]
         rows = [
@@ -643,7 +644,7 @@ def report_tables(report: RunReport) -> list[RenderableType]:
                 t.add_row(group if i == 0 else "", agent, str(s.metrics.n), *cells)
             t.add_section()
         out.append(t)
-    if _shows_stages(report):
+    if shows_stages(report):
         columns = [FittedColumn("agent", name=True)]
         columns += [FittedColumn(STAGE_TITLES[c]) for c in STAGE_COLUMNS]
         st = FittedTable(STAGES_TITLE[0].lower() + STAGES_TITLE[1:], columns)
