@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from ghostei.executors.local import execute
 from ghostei.judge.keyframes import FrameRef, attack_frames, load_episode, select_keyframes
 from ghostei.judge.llm import (
     VERDICT_SCHEMA,
+    VERDICT_VARIANTS_SCHEMA,
     AnswerError,
     JudgeAnswer,
     JudgeOptions,
@@ -33,7 +35,7 @@ from ghostei.providers import ProviderConfig, build_provider
 from ghostei.providers.images import prepare_image
 from ghostei.rundir import EpisodeRecord, RunDir
 from ghostei.runner import RunConfig, new_manifest
-from ghostei.verdict import Diagnosis, Verdict, paper_stage
+from ghostei.verdict import WORDS, Diagnosis, Verdict, paper_stage
 
 from .helpers import finished_run, fresh_copy
 from .llm_server import Reply, ScriptedLLM
@@ -677,8 +679,62 @@ def test_a_server_that_takes_the_schema_beside_json_object_is_asked_so(
     done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run, FRESH))
     assert [j.verdict.label for j in done].count("judge_error") == 0
     assert len(taken) == 4  # every episode asked with the schema, after one refusal
-    assert all(t == {"type": "json_object", "schema": VERDICT_SCHEMA.schema} for t in taken)
+    assert all(
+        t == {"type": "json_object", "schema": VERDICT_VARIANTS_SCHEMA.schema} for t in taken
+    )
     assert len(scripted_llm.requests) == 4 + 1
+
+
+def _admits(schema: Any, value: Any) -> bool:
+    """Whether ``value`` fits ``schema``, in the few words of JSON Schema the verdict uses."""
+    if "anyOf" in schema:
+        return any(_admits(s, value) for s in schema["anyOf"])
+    if "const" in schema and value != schema["const"]:
+        return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema["properties"]
+        return (
+            isinstance(value, dict)
+            and set(schema["required"]) <= set(value)
+            and (schema.get("additionalProperties", True) or set(value) <= set(props))
+            and all(_admits(props[k], v) for k, v in value.items() if k in props)
+        )
+    if kind == "null":
+        return value is None
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return ok and value >= schema.get("minimum", value)
+    if kind == "string":
+        return isinstance(value, str)
+    return True
+
+
+def test_the_grammar_schema_binds_the_keys_as_the_judge_does() -> None:
+    # For servers that make a grammar of the schema, every answer it admits is one the judge
+    # takes, and every one the judge refuses as contradictory it cannot write.
+    for attack, task, step, words in itertools.product(
+        ("none", "full", "partial"), (True, False), (None, 0, 3), (None, *WORDS)
+    ):
+        data = {
+            "attack": attack,
+            "task_completed": task,
+            "goal_reached": True,
+            "rationale": "r",
+            "first_compliance_step": step,
+            "agent_words": words,
+        }
+        try:
+            JudgeAnswer.model_validate(data)
+            valid = True
+        except ValueError:
+            valid = False
+        assert _admits(VERDICT_VARIANTS_SCHEMA.schema, data) == valid, data
+        assert _admits(VERDICT_SCHEMA.schema, data)  # the per-key schema binds no two keys
 
 
 def test_another_400_is_no_reason_to_drop_the_schema(
