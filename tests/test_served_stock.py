@@ -401,7 +401,8 @@ def test_a_dead_or_silent_server_does_not_break_the_phone() -> None:
         dev.run(_popup("Session expired", dev.url, served))
         started = time.monotonic()
         dev.tap("Continue")
-        assert time.monotonic() - started < 2.0  # the request's timeout, not a hang
+        # The request's timeout (0.3 s), not a hang: a bound far above any load's delay.
+        assert time.monotonic() - started < 10.0
         assert find(dev.phone.observe(), page.submit_label)  # the page still shows
         dev.run(_popup("Again", dev.url, f"http://127.0.0.1:{dead}/p"))
         dev.tap("Continue")
