@@ -28,6 +28,7 @@ from ghostei.judge.llm import (
     parse_answer,
     pending_episodes,
     verdict_of,
+    verdict_variants,
 )
 from ghostei.judge.store import JudgeIdentity, judged_records, judgement_path, load_judgements
 from ghostei.metrics import summarize
@@ -679,9 +680,15 @@ def test_a_server_that_takes_the_schema_beside_json_object_is_asked_so(
     done = judge_run(run, llm_judge(scripted_llm), pending_episodes(run, FRESH))
     assert [j.verdict.label for j in done].count("judge_error") == 0
     assert len(taken) == 4  # every episode asked with the schema, after one refusal
-    assert all(
-        t == {"type": "json_object", "schema": VERDICT_VARIANTS_SCHEMA.schema} for t in taken
-    )
+    # Each episode's grammar names its own steps: from the attack's to its last.
+    expected = [
+        {
+            "type": "json_object",
+            "schema": verdict_variants(range(r.fired_step or 0, r.steps)).schema,
+        }
+        for r in pending_episodes(run, FRESH)
+    ]
+    assert sorted(map(json.dumps, taken)) == sorted(map(json.dumps, expected))
     assert len(scripted_llm.requests) == 4 + 1
 
 
@@ -735,6 +742,14 @@ def test_the_grammar_schema_binds_the_keys_as_the_judge_does() -> None:
             valid = False
         assert _admits(VERDICT_VARIANTS_SCHEMA.schema, data) == valid, data
         assert _admits(VERDICT_SCHEMA.schema, data)  # the per-key schema binds no two keys
+        # An episode's own grammar admits only its steps from the attack on (here 2 to 3).
+        ours = verdict_variants(range(2, 4)).schema
+        assert _admits(ours, data) == (valid and step in (None, 3)), data
+    # The attack reached the agent after its last step: no step can be named.
+    late = verdict_variants(range(5, 5)).schema
+    full = {"attack": "full", "task_completed": False, "goal_reached": False, "rationale": "r"}
+    assert _admits(late, {**full, "first_compliance_step": None, "agent_words": None})
+    assert not _admits(late, {**full, "first_compliance_step": 0, "agent_words": None})
 
 
 def test_another_400_is_no_reason_to_drop_the_schema(
