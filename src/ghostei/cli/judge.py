@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,18 @@ JUDGING_OPTIONS = stacked(
 )
 
 
+def judging_options(command: Callable[..., None]) -> Callable[..., None]:
+    """JUDGING_OPTIONS, handed to ``command`` as one JudgeSetup (``setup``) beside
+    ``workers``: the two commands that judge read the options one way."""
+
+    @functools.wraps(command)
+    def with_setup(**kwargs: Any) -> None:
+        setup = JudgeSetup(**{name: kwargs.pop(name) for name in JudgeSetup.__dataclass_fields__})
+        command(setup=setup, **kwargs)
+
+    return JUDGING_OPTIONS(with_setup)
+
+
 @click.command("judge")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option(
@@ -139,7 +153,7 @@ JUDGING_OPTIONS = stacked(
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-@JUDGING_OPTIONS
+@judging_options
 @click.option(
     "--force",
     is_flag=True,
@@ -150,23 +164,9 @@ JUDGING_OPTIONS = stacked(
 def judge(
     run_dir: Path,
     judge_name: str,
-    protocol: str,
-    judge_prompt: Path | None,
     compare: tuple[str, str] | None,
     fmt: str,
-    model: str | None,
-    base_url: str | None,
-    provider: str,
-    api_key_env: str | None,
-    max_frames: int,
-    image_max_side: int,
-    all_frames: bool,
-    text_only: bool,
-    judge_retries: int,
-    max_retries: int,
-    timeout: float,
-    max_tokens: int,
-    skip_endpoint_check: bool,
+    setup: JudgeSetup,
     workers: int,
     force: bool,
     judge_model: str | None,
@@ -202,17 +202,12 @@ def judge(
             "for --compare; to judge, name the judge model with --model"
         )
     hold_run_dir(run)  # the judgements are written beside the run's records: one writer
-    setup = JudgeSetup(
-        judge_name, protocol, judge_prompt, model, base_url, provider, api_key_env,
-        max_frames, image_max_side, all_frames, text_only, judge_retries, max_retries,
-        timeout, max_tokens, skip_endpoint_check,
-    )  # fmt: skip
-    llm_judge = make_judge(run, manifest, setup)
+    llm_judge = make_judge(run, manifest, judge_name, setup)
     identity = llm_judge.identity
     scope: Scope = "undetermined" if judge_name == "hybrid" else "all"
     todo = pending_episodes(run, identity, force=force, scope=scope)
     done = judge_records(run, llm_judge, todo, workers)
-    _summary(run, "paper" if protocol == "paper" else judge_name, identity, done, out)
+    _summary(run, "paper" if setup.protocol == "paper" else judge_name, identity, done, out)
     stored = load_judgements(run, llm_judge.name, identity)
     failed = [
         (key, v.error)
@@ -230,9 +225,9 @@ def judge(
 
 @dataclass(frozen=True)
 class JudgeSetup:
-    """What the judging options ask for (``ghostei judge``, ``ghostei judge-eval``)."""
+    """What the judging options ask for (``ghostei judge``, ``ghostei judge-eval``), but the
+    judge's name, which each command reads its own way."""
 
-    judge_name: str
     protocol: str
     judge_prompt: Path | None
     model: str | None
@@ -250,11 +245,13 @@ class JudgeSetup:
     skip_endpoint_check: bool
 
 
-def make_judge(run: RunDir, manifest: dict[str, Any], setup: JudgeSetup) -> LLMJudge:
+def make_judge(
+    run: RunDir, manifest: dict[str, Any], judge_name: str, setup: JudgeSetup
+) -> LLMJudge:
     """The LLM judge the options describe, connected to its model (exit 2 on bad options),
     its store ready to append to; warns of what it will not see and of other judges'
     verdicts kept beside its own."""
-    judge_name, protocol, text_only = setup.judge_name, setup.protocol, setup.text_only
+    protocol, text_only = setup.protocol, setup.text_only
     if judge_name not in ("llm", "hybrid"):
         if judge_name == "rule":
             fail("--judge rule: rule verdicts are made by `ghostei run`; use llm or hybrid")
@@ -513,7 +510,7 @@ def _matrix_table(ag: Agreement, title: str) -> Table:
     "undetermined), paper (the LLM judge under the paper's protocol: --protocol paper), or "
     "rule (the rule judge itself, which the labelled set's build confirmed: a check).",
 )
-@JUDGING_OPTIONS
+@judging_options
 @click.option(
     "--sample",
     type=click.IntRange(1, None),
@@ -534,21 +531,7 @@ def _matrix_table(ag: Agreement, title: str) -> Table:
 def judge_eval(
     truth_dir: Path,
     judge_name: str,
-    protocol: str,
-    judge_prompt: Path | None,
-    model: str | None,
-    base_url: str | None,
-    provider: str,
-    api_key_env: str | None,
-    max_frames: int,
-    image_max_side: int,
-    all_frames: bool,
-    text_only: bool,
-    judge_retries: int,
-    max_retries: int,
-    timeout: float,
-    max_tokens: int,
-    skip_endpoint_check: bool,
+    setup: JudgeSetup,
     workers: int,
     sample: int | None,
     seed: int,
@@ -585,14 +568,9 @@ def judge_eval(
         evaluation = evaluate("rule", chosen, chosen_as_judged(run, "rule", chosen), vectors)
     else:
         if judge_name == "paper":
-            judge_name, protocol = "llm", "paper"
+            judge_name, setup = "llm", replace(setup, protocol="paper")
         hold_run_dir(run)
-        setup = JudgeSetup(
-            judge_name, protocol, judge_prompt, model, base_url, provider, api_key_env,
-            max_frames, image_max_side, all_frames, text_only, judge_retries, max_retries,
-            timeout, max_tokens, skip_endpoint_check,
-        )  # fmt: skip
-        llm_judge = make_judge(run, manifest, setup)
+        llm_judge = make_judge(run, manifest, judge_name, setup)
         identity = llm_judge.identity
         keys = {r.key for r in chosen}
         todo = [
@@ -603,7 +581,7 @@ def judge_eval(
             if r.key in keys
         ]
         judge_records(run, llm_judge, todo, workers)
-        kind = "paper" if protocol == "paper" else judge_name
+        kind = "paper" if setup.protocol == "paper" else judge_name
         mine = [j for key, j in load_stored(run, llm_judge.name, identity).items() if key in keys]
         usage = usage_total(mine)
         cost = None
